@@ -1,0 +1,143 @@
+//! Values bound to a program's inputs: uniform across lanes, or one per lane.
+
+use crate::error::{Error, Result};
+use shared_ir::Shape;
+use std::collections::BTreeMap;
+
+/// A number, vector or matrix (row-major).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Tensor {
+    /// Its shape.
+    pub shape: Shape,
+    /// Its numbers, row-major.
+    pub data: Vec<f64>,
+}
+
+impl Tensor {
+    /// A scalar.
+    pub fn scalar(x: f64) -> Tensor {
+        Tensor {
+            shape: Shape::Scalar,
+            data: vec![x],
+        }
+    }
+
+    /// A vector.
+    pub fn vector(data: Vec<f64>) -> Tensor {
+        Tensor {
+            shape: Shape::Vector(data.len() as u32),
+            data,
+        }
+    }
+
+    /// A matrix from row-major data; errors when the sizes disagree.
+    pub fn matrix(rows: usize, cols: usize, data: Vec<f64>) -> Result<Tensor> {
+        if rows * cols != data.len() {
+            return Err(Error::Binding {
+                name: String::new(),
+                message: format!(
+                    "a {rows}x{cols} matrix needs {} numbers, got {}",
+                    rows * cols,
+                    data.len()
+                ),
+            });
+        }
+        Ok(Tensor {
+            shape: Shape::Matrix(rows as u32, cols as u32),
+            data,
+        })
+    }
+}
+
+/// What an input is bound to.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Binding {
+    /// The same value on every lane.
+    Uniform(Tensor),
+    /// One value of `shape` per lane; lane `l`'s numbers are `data[l*n..(l+1)*n]`.
+    Lanes {
+        /// Shape of one lane's value.
+        shape: Shape,
+        /// Every lane's numbers, lane after lane.
+        data: Vec<f64>,
+    },
+}
+
+/// The bindings of one run and its lane count.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Bindings {
+    lanes: Option<usize>,
+    map: BTreeMap<String, Binding>,
+}
+
+impl Bindings {
+    /// No bindings yet; the lane count comes from the first per-lane binding (1 if none).
+    pub fn new() -> Bindings {
+        Bindings::default()
+    }
+
+    /// Binds `name` to a number on every lane.
+    pub fn scalar(mut self, name: &str, x: f64) -> Bindings {
+        self.map
+            .insert(name.to_string(), Binding::Uniform(Tensor::scalar(x)));
+        self
+    }
+
+    /// Binds `name` to a tensor on every lane.
+    pub fn uniform(mut self, name: &str, t: Tensor) -> Bindings {
+        self.map.insert(name.to_string(), Binding::Uniform(t));
+        self
+    }
+
+    /// Binds `name` to one number per lane.
+    pub fn lanes(self, name: &str, values: Vec<f64>) -> Result<Bindings> {
+        self.lane_tensors(name, Shape::Scalar, values)
+    }
+
+    /// Binds `name` to one tensor of `shape` per lane (`data` holds lane after lane).
+    pub fn lane_tensors(mut self, name: &str, shape: Shape, data: Vec<f64>) -> Result<Bindings> {
+        let n = shape.len().max(1);
+        if data.len() % n != 0 || data.is_empty() {
+            return Err(Error::Binding {
+                name: name.to_string(),
+                message: format!("{} numbers do not make whole lanes of {shape}", data.len()),
+            });
+        }
+        let lanes = data.len() / n;
+        if let Some(b) = self.lanes {
+            if b != lanes {
+                return Err(Error::Binding {
+                    name: name.to_string(),
+                    message: format!("has {lanes} lanes but other inputs have {b}"),
+                });
+            }
+        }
+        self.lanes = Some(lanes);
+        self.map
+            .insert(name.to_string(), Binding::Lanes { shape, data });
+        Ok(self)
+    }
+
+    /// Adds or replaces a binding of either kind.
+    pub fn set(self, name: &str, b: Binding) -> Result<Bindings> {
+        match b {
+            Binding::Uniform(t) => Ok(self.uniform(name, t)),
+            Binding::Lanes { shape, data } => self.lane_tensors(name, shape, data),
+        }
+    }
+
+    /// Number of lanes.
+    pub fn lane_count(&self) -> usize {
+        self.lanes.unwrap_or(1)
+    }
+
+    /// The binding of `name`.
+    pub fn get(&self, name: &str) -> Option<&Binding> {
+        self.map.get(name)
+    }
+
+    /// Every binding, by name.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &Binding)> {
+        self.map.iter().map(|(k, v)| (k.as_str(), v))
+    }
+}

@@ -1,0 +1,300 @@
+//! Vector and matrix primitives: shape checks, the forward kernels, and their tape records.
+
+use super::{EResult, Machine};
+use crate::builtin::Builtin;
+use crate::code::NodeId;
+use crate::error::Error;
+use crate::kernels::{broadcast, linalg as k};
+use crate::tape::{LinalgOp, Rec};
+use crate::value::{Slot, Value};
+use shared_ir::{BinaryOp, Real, Shape};
+
+/// A vector's length or a matrix's dimensions.
+#[derive(Copy, Clone)]
+enum Dims {
+    Vec(usize),
+    Mat(usize, usize),
+}
+
+impl<R: Real> Machine<'_, R> {
+    fn dims(
+        &self,
+        v: Value,
+        op: &str,
+        expected: &'static str,
+        node: NodeId,
+    ) -> EResult<(Slot, Dims)> {
+        let s = self.num(v, op, node)?;
+        match self.s.pay.info(s).shape {
+            Shape::Vector(n) => Ok((s, Dims::Vec(n as usize))),
+            Shape::Matrix(r, c) => Ok((s, Dims::Mat(r as usize, c as usize))),
+            Shape::Scalar => Err(self.type_error(op, expected, v, node)),
+        }
+    }
+
+    fn vector(&self, v: Value, op: &str, node: NodeId) -> EResult<(Slot, usize)> {
+        match self.dims(v, op, "a vector", node)? {
+            (s, Dims::Vec(n)) => Ok((s, n)),
+            _ => Err(self.type_error(op, "a vector", v, node)),
+        }
+    }
+
+    fn matrix(&self, v: Value, op: &str, node: NodeId) -> EResult<(Slot, usize, usize)> {
+        match self.dims(v, op, "a matrix", node)? {
+            (s, Dims::Mat(r, c)) => Ok((s, r, c)),
+            _ => Err(self.type_error(op, "a matrix", v, node)),
+        }
+    }
+
+    fn square(&self, v: Value, op: &str, node: NodeId) -> EResult<(Slot, usize)> {
+        let (s, r, c) = self.matrix(v, op, node)?;
+        if r != c {
+            return Err(self.shape_error(
+                op,
+                format!("needs a square matrix, got a {r}x{c} matrix"),
+                node,
+            ));
+        }
+        Ok((s, r))
+    }
+
+    #[cold]
+    fn shape_error(&self, op: &str, message: String, node: NodeId) -> Box<super::Fault> {
+        self.fail(Error::Shape {
+            op: op.to_string(),
+            message,
+            span: self.span(node),
+        })
+    }
+
+    /// Vector and matrix primitives.
+    pub(crate) fn apply_linalg(
+        &mut self,
+        b: Builtin,
+        a0: Value,
+        a1: Value,
+        node: NodeId,
+    ) -> EResult<Value> {
+        let name = b.name();
+        match b {
+            Builtin::Dot => {
+                let (a, n) = self.vector(a0, name, node)?;
+                let (c, m) = self.vector(a1, name, node)?;
+                if n != m {
+                    return Err(self.shape_error(
+                        name,
+                        format!("vectors of {n} and {m} have different lengths"),
+                        node,
+                    ));
+                }
+                self.run_linalg(LinalgOp::Dot, a, Some(c), Shape::Scalar, node)
+            }
+            Builtin::Vsum => {
+                let (a, _) = self.dims(a0, name, "a vector or a matrix", node)?;
+                self.run_linalg(LinalgOp::Vsum, a, None, Shape::Scalar, node)
+            }
+            Builtin::Vlen => {
+                let (_, d) = self.dims(a0, name, "a vector or a matrix", node)?;
+                let n = match d {
+                    Dims::Vec(n) | Dims::Mat(n, _) => n,
+                };
+                match self.s.pay.push_scalar(R::from_f64(n as f64), false) {
+                    Some(s) => Ok(Value::Num(s)),
+                    None => Err(self.memory_error(Some(node))),
+                }
+            }
+            Builtin::Norm => {
+                let (a, _) = self.dims(a0, name, "a vector or a matrix", node)?;
+                self.run_linalg(LinalgOp::Norm, a, None, Shape::Scalar, node)
+            }
+            Builtin::Normalize => {
+                let (a, _) = self.dims(a0, name, "a vector or a matrix", node)?;
+                let shape = self.s.pay.info(a).shape;
+                let op = if self.code.protected_ops {
+                    LinalgOp::NormalizeProtected
+                } else {
+                    LinalgOp::Normalize
+                };
+                self.run_linalg(op, a, None, shape, node)
+            }
+            Builtin::Cross => {
+                let (a, n) = self.vector(a0, name, node)?;
+                let (c, m) = self.vector(a1, name, node)?;
+                if n != 3 || m != 3 {
+                    return Err(self.shape_error(
+                        name,
+                        format!("needs two 3-vectors, got vectors of {n} and {m}"),
+                        node,
+                    ));
+                }
+                self.run_linalg(LinalgOp::Cross, a, Some(c), Shape::Vector(3), node)
+            }
+            Builtin::Matvec => {
+                let (a, r, c) = self.matrix(a0, name, node)?;
+                let (v, n) = self.vector(a1, name, node)?;
+                if c != n {
+                    return Err(self.shape_error(
+                        name,
+                        format!("a {r}x{c} matrix cannot multiply a vector of {n}"),
+                        node,
+                    ));
+                }
+                self.run_linalg(LinalgOp::Matvec, a, Some(v), Shape::Vector(r as u32), node)
+            }
+            Builtin::Matmul => {
+                let (a, r, c) = self.matrix(a0, name, node)?;
+                let (m, r2, c2) = self.matrix(a1, name, node)?;
+                if c != r2 {
+                    return Err(self.shape_error(
+                        name,
+                        format!("a {r}x{c} matrix cannot multiply a {r2}x{c2} matrix"),
+                        node,
+                    ));
+                }
+                self.run_linalg(
+                    LinalgOp::Matmul,
+                    a,
+                    Some(m),
+                    Shape::Matrix(r as u32, c2 as u32),
+                    node,
+                )
+            }
+            Builtin::Transpose => {
+                let (a, r, c) = self.matrix(a0, name, node)?;
+                self.run_linalg(
+                    LinalgOp::Transpose,
+                    a,
+                    None,
+                    Shape::Matrix(c as u32, r as u32),
+                    node,
+                )
+            }
+            Builtin::Trace => {
+                let (a, _, _) = self.matrix(a0, name, node)?;
+                self.run_linalg(LinalgOp::Trace, a, None, Shape::Scalar, node)
+            }
+            Builtin::Outer => {
+                let (a, n) = self.vector(a0, name, node)?;
+                let (c, m) = self.vector(a1, name, node)?;
+                self.run_linalg(
+                    LinalgOp::Outer,
+                    a,
+                    Some(c),
+                    Shape::Matrix(n as u32, m as u32),
+                    node,
+                )
+            }
+            Builtin::Scale => {
+                let s = self.num(a0, name, node)?;
+                if !self.s.pay.info(s).shape.is_scalar() {
+                    return Err(self.type_error(name, "a number as its first argument", a0, node));
+                }
+                self.num(a1, name, node)?;
+                self.binary(BinaryOp::Mul, a0, a1, node)
+            }
+            Builtin::Det | Builtin::Logdet | Builtin::Inv => {
+                let (a, n) = self.square(a0, name, node)?;
+                let (op, shape) = match b {
+                    Builtin::Det => (LinalgOp::Det, Shape::Scalar),
+                    Builtin::Logdet => (LinalgOp::Logdet, Shape::Scalar),
+                    _ => (LinalgOp::Inv, Shape::Matrix(n as u32, n as u32)),
+                };
+                self.run_linalg(op, a, None, shape, node)
+            }
+            Builtin::Solve => {
+                let (a, n) = self.square(a0, name, node)?;
+                let (rhs, d) = self.dims(a1, name, "a vector or a matrix", node)?;
+                let rows = match d {
+                    Dims::Vec(m) | Dims::Mat(m, _) => m,
+                };
+                if rows != n {
+                    let shape = self.s.pay.info(rhs).shape;
+                    return Err(self.shape_error(
+                        name,
+                        format!("a {n}x{n} system cannot be solved for {shape}"),
+                        node,
+                    ));
+                }
+                let shape = self.s.pay.info(rhs).shape;
+                self.run_linalg(LinalgOp::Solve, a, Some(rhs), shape, node)
+            }
+            other => unreachable!("{other:?} is not a vector or matrix primitive"),
+        }
+    }
+
+    /// Allocates the result, broadcasts uniform operands if the result is per lane, runs the
+    /// kernel and records the op.
+    fn run_linalg(
+        &mut self,
+        op: LinalgOp,
+        a: Slot,
+        b: Option<Slot>,
+        shape: Shape,
+        node: NodeId,
+    ) -> EResult<Value> {
+        let ia = self.s.pay.info(a);
+        let ib = b.map(|b| self.s.pay.info(b));
+        let lanes_out = ia.lanes || ib.is_some_and(|i| i.lanes);
+        let active = ia.active || ib.is_some_and(|i| i.active);
+        let out = self.alloc_slot(shape, lanes_out, active, Some(node))?;
+        let l = if self.s.pay.info(out).lanes {
+            self.s.pay.lanes()
+        } else {
+            1
+        };
+        let st = &mut *self.s;
+        let (inputs, o) = st.pay.split(out);
+        let av: &[R] = if ia.lanes || l == 1 {
+            inputs.get(a)
+        } else {
+            broadcast(&mut st.buf_a, inputs.get(a), l)
+        };
+        let bv: &[R] = match (b, ib) {
+            (Some(b), Some(ib)) if ib.lanes || l == 1 => inputs.get(b),
+            (Some(b), Some(_)) => broadcast(&mut st.buf_b, inputs.get(b), l),
+            _ => &[],
+        };
+        let dims = |s: Shape| match s {
+            Shape::Scalar => (1, 1),
+            Shape::Vector(n) => (n as usize, 1),
+            Shape::Matrix(r, c) => (r as usize, c as usize),
+        };
+        let (m, kk) = dims(ia.shape);
+        let (bm, bn) = ib.map_or((0, 0), |i| dims(i.shape));
+        let na = ia.shape.len();
+        match op {
+            LinalgOp::Dot => k::dot(o, av, bv, na, l),
+            LinalgOp::Vsum => k::vsum(o, av, na, l),
+            LinalgOp::Norm => k::norm(o, av, na, l),
+            LinalgOp::Normalize => k::normalize(o, av, na, l, &mut st.buf_c, false),
+            LinalgOp::NormalizeProtected => k::normalize(o, av, na, l, &mut st.buf_c, true),
+            LinalgOp::Cross => k::cross(o, av, bv, l),
+            LinalgOp::Matvec => k::matvec(o, av, bv, m, kk, l),
+            LinalgOp::Matmul => k::matmul(o, av, bv, m, kk, bn, l),
+            LinalgOp::Transpose => k::transpose(o, av, m, kk, l),
+            LinalgOp::Trace => k::trace(o, av, m, kk, l),
+            LinalgOp::Outer => k::outer(o, av, bv, na, bm, l),
+            LinalgOp::Det => k::det(o, av, m, l, &mut st.lu),
+            LinalgOp::Logdet => k::logdet(o, av, m, l, &mut st.lu),
+            LinalgOp::Inv => k::inv(o, av, m, l, &mut st.lu),
+            LinalgOp::Solve => {
+                let cols = if ib.is_some_and(|i| matches!(i.shape, Shape::Matrix(..))) {
+                    bn
+                } else {
+                    1
+                };
+                k::solve(o, av, bv, m, cols, l, &mut st.lu)
+            }
+        }
+        if active && self.taping {
+            let rec = Rec::Linalg {
+                op,
+                out,
+                a,
+                b: b.unwrap_or(a),
+            };
+            st.tape.push(rec, self.mask);
+        }
+        Ok(Value::Num(out))
+    }
+}

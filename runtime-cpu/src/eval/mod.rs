@@ -1,0 +1,521 @@
+//! The evaluator: one trampolined walk over decoded nodes with proper tail calls, frames on a
+//! value stack, closures that copy what they capture, a step budget and a depth limit.
+//!
+//! | file | what |
+//! | --- | --- |
+//! | `mod.rs` | the machine state and the main walk |
+//! | `control.rs` | truth, divergent branches, merging branch values, loops |
+//! | `numeric.rs` | payload arithmetic, comparisons and the tape records they make |
+//! | `builtins.rs` | list, predicate and constructor primitives |
+//! | `linalg.rs` | vector and matrix primitives |
+
+mod builtins;
+mod control;
+mod linalg;
+mod numeric;
+
+use crate::backward::Scratch;
+use crate::code::{Code, Node, NodeId};
+use crate::error::Error;
+use crate::heap::{Closure, Heap};
+use crate::kernels::lu::LuScratch;
+use crate::mask::Masks;
+use crate::payload::Payloads;
+use crate::syntax::Span;
+use crate::tape::Tape;
+use crate::value::{MaskId, Value};
+use shared_ir::Real;
+
+pub(crate) use control::LoopState;
+
+/// Where evaluation is: the frame base on the value stack and the running closure.
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct Ctx {
+    pub fp: usize,
+    pub clo: u32,
+}
+
+/// The closure index meaning "no closure" (the top level).
+pub(crate) const NO_CLOSURE: u32 = u32::MAX;
+
+/// The result of walking a tail position: a value, or a `recur` whose arguments are pending
+/// in the innermost loop.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub(crate) enum Flow {
+    Value(Value),
+    Recurred,
+}
+
+/// Why a walk stopped early.
+#[derive(Debug)]
+pub(crate) enum Fault {
+    /// The lanes of `mask` fail with `error` (every lane when `mask` is all lanes, or when the
+    /// error is a resource limit).
+    Error { error: Error, mask: MaskId },
+    /// Branches returned structurally different values: the lanes of `mask` must continue
+    /// apart from the others.
+    Split { mask: MaskId },
+}
+
+pub(crate) type EResult<T> = Result<T, Box<Fault>>;
+
+/// Limits of one run.
+#[derive(Copy, Clone, Debug)]
+pub struct Limits {
+    /// Node visits allowed before the run fails with [`Error::StepBudget`].
+    pub max_steps: u64,
+    /// Nested evaluations allowed before [`Error::DepthLimit`].
+    pub max_depth: u32,
+    /// Payload memory allowed, in bytes, before [`Error::MemoryLimit`].
+    pub max_memory: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_steps: 50_000_000,
+            max_depth: 100_000,
+            max_memory: 4 << 30,
+        }
+    }
+}
+
+/// The pools a run works in; kept by a session between runs so nothing is reallocated.
+#[derive(Debug, Default)]
+pub struct State<R> {
+    pub(crate) pay: Payloads<R>,
+    pub(crate) masks: Masks,
+    pub(crate) heap: Heap,
+    pub(crate) tape: Tape,
+    pub(crate) stack: Vec<Value>,
+    pub(crate) globals: Vec<Value>,
+    pub(crate) loops: Vec<LoopState>,
+    pub(crate) buf_a: Vec<R>,
+    pub(crate) buf_b: Vec<R>,
+    pub(crate) buf_c: Vec<R>,
+    pub(crate) lu: LuScratch<R>,
+    pub(crate) grad: Scratch<R>,
+}
+
+/// One run of one program over one batch of lanes.
+pub(crate) struct Machine<'c, R> {
+    pub code: &'c Code,
+    pub s: &'c mut State<R>,
+    /// Lanes active now.
+    pub mask: MaskId,
+    /// True when some input is differentiated, so active values record.
+    pub taping: bool,
+    fuel: u64,
+    depth: u32,
+    limits: Limits,
+}
+
+const RED_ZONE: usize = 256 * 1024;
+const STACK_GROWTH: usize = 4 * 1024 * 1024;
+
+impl<'c, R: Real> Machine<'c, R> {
+    pub fn new(code: &'c Code, s: &'c mut State<R>, limits: Limits, taping: bool) -> Self {
+        Machine {
+            code,
+            s,
+            mask: MaskId::ALL,
+            taping,
+            fuel: limits.max_steps,
+            depth: 0,
+            limits,
+        }
+    }
+
+    /// Steps used so far.
+    pub fn steps(&self) -> u64 {
+        self.limits.max_steps - self.fuel
+    }
+
+    /// A fault for `error` raised while the current lanes are active.
+    #[cold]
+    pub fn fail(&self, error: Error) -> Box<Fault> {
+        let mask = if error.is_resource_limit() {
+            MaskId::ALL
+        } else {
+            self.mask
+        };
+        Box::new(Fault::Error { error, mask })
+    }
+
+    pub fn span(&self, node: NodeId) -> Span {
+        self.code.span(node)
+    }
+
+    /// Evaluates a non-tail subexpression to a value.
+    #[inline]
+    pub fn eval(&mut self, node: NodeId, ctx: Ctx) -> EResult<Value> {
+        match self.eval_flow(node, ctx)? {
+            Flow::Value(v) => Ok(v),
+            Flow::Recurred => Err(self.fail(Error::RecurNotInTail {
+                span: self.span(node),
+            })),
+        }
+    }
+
+    /// Evaluates an expression in tail position of a loop body (a branch of a divergent `if`).
+    pub fn eval_flow(&mut self, node: NodeId, ctx: Ctx) -> EResult<Flow> {
+        self.depth += 1;
+        if self.depth > self.limits.max_depth {
+            self.depth -= 1;
+            return Err(self.fail(Error::DepthLimit {
+                limit: self.limits.max_depth,
+                span: self.span(node),
+            }));
+        }
+        let r = if self.depth % 32 == 0 {
+            stacker::maybe_grow(RED_ZONE, STACK_GROWTH, || self.walk(node, ctx))
+        } else {
+            self.walk(node, ctx)
+        };
+        self.depth -= 1;
+        r
+    }
+
+    /// Reads a variable slot, rejecting a `letrec` variable not yet initialised.
+    #[inline(always)]
+    fn read(&self, v: Value, node: NodeId) -> EResult<Value> {
+        if v == Value::Unassigned {
+            return Err(self.unassigned(node));
+        }
+        Ok(v)
+    }
+
+    #[cold]
+    fn unassigned(&self, node: NodeId) -> Box<Fault> {
+        let span = self.span(node);
+        self.fail(Error::UsedBeforeDefinition {
+            name: self.code.var_name(node).unwrap_or("?").to_string(),
+            span,
+        })
+    }
+
+    /// Evaluates the list `args` onto the top of the value stack; returns its base.
+    #[inline]
+    fn push_args(&mut self, args: crate::code::List, ctx: Ctx) -> EResult<usize> {
+        let base = self.s.stack.len();
+        for &a in self.code.list(args) {
+            let v = self.eval(a, ctx)?;
+            self.s.stack.push(v);
+        }
+        Ok(base)
+    }
+
+    /// The main walk. Tail positions continue the loop instead of recursing.
+    fn walk(&mut self, mut node: NodeId, mut ctx: Ctx) -> EResult<Flow> {
+        let code = self.code;
+        let entry_sp = self.s.stack.len();
+        let loops_base = self.s.loops.len();
+        let mut owner = false;
+        let result: EResult<Flow> = loop {
+            self.fuel -= 1;
+            if self.fuel == 0 {
+                self.fuel = 1;
+                break Err(self.fail(Error::StepBudget {
+                    limit: self.limits.max_steps,
+                    span: self.span(node),
+                }));
+            }
+            match code.node(node) {
+                Node::Const(v) => break Ok(Flow::Value(v)),
+                Node::Local(s) => {
+                    break self
+                        .read(self.s.stack[ctx.fp + s as usize], node)
+                        .map(Flow::Value)
+                }
+                Node::Capture(i) => {
+                    break self
+                        .read(self.s.heap.capture(ctx.clo, i), node)
+                        .map(Flow::Value)
+                }
+                Node::Global(g) => {
+                    break self.read(self.s.globals[g as usize], node).map(Flow::Value)
+                }
+                Node::Unary(op, a) => {
+                    let v = match self.eval(a, ctx) {
+                        Ok(v) => v,
+                        Err(e) => break Err(e),
+                    };
+                    break self.unary(op, v, node).map(Flow::Value);
+                }
+                Node::Binary(op, a, b) => {
+                    let x = match self.eval(a, ctx) {
+                        Ok(v) => v,
+                        Err(e) => break Err(e),
+                    };
+                    let y = match self.eval(b, ctx) {
+                        Ok(v) => v,
+                        Err(e) => break Err(e),
+                    };
+                    break self.binary(op, x, y, node).map(Flow::Value);
+                }
+                Node::Compare(op, a, b) => {
+                    let x = match self.eval(a, ctx) {
+                        Ok(v) => v,
+                        Err(e) => break Err(e),
+                    };
+                    let y = match self.eval(b, ctx) {
+                        Ok(v) => v,
+                        Err(e) => break Err(e),
+                    };
+                    break self.compare(op, x, y, node).map(Flow::Value);
+                }
+                Node::Prim(b, args) => {
+                    let base = match self.push_args(args, ctx) {
+                        Ok(b) => b,
+                        Err(e) => break Err(e),
+                    };
+                    let r = self.apply_builtin(b, base, args.len as usize, node);
+                    self.s.stack.truncate(base);
+                    break r.map(Flow::Value);
+                }
+                Node::If { test, then, other } => {
+                    let t = match self.eval(test, ctx) {
+                        Ok(v) => v,
+                        Err(e) => break Err(e),
+                    };
+                    match self.truth(t) {
+                        control::Truth::True => node = then,
+                        control::Truth::False => node = other,
+                        control::Truth::Split(tm, em) => {
+                            match self.divergent_if(tm, em, then, other, ctx, loops_base) {
+                                Ok(control::Next::Done(flow)) => break Ok(flow),
+                                Ok(control::Next::Jump(body)) => node = body,
+                                Err(e) => break Err(e),
+                            }
+                        }
+                    }
+                }
+                Node::Seq(list) => {
+                    let items = code.list(list);
+                    let (&last, init) = items.split_last().expect("non-empty sequence");
+                    for &x in init {
+                        if let Err(e) = self.eval(x, ctx) {
+                            return self.unwind(Err(e), entry_sp, loops_base);
+                        }
+                    }
+                    node = last;
+                }
+                Node::Bind { slot, init, body } => {
+                    let v = match self.eval(init, ctx) {
+                        Ok(v) => v,
+                        Err(e) => break Err(e),
+                    };
+                    self.s.stack[ctx.fp + slot as usize] = v;
+                    node = body;
+                }
+                Node::Let { slot, inits, body } => {
+                    let base = match self.push_args(inits, ctx) {
+                        Ok(b) => b,
+                        Err(e) => break Err(e),
+                    };
+                    let dst = ctx.fp + slot as usize;
+                    self.s
+                        .stack
+                        .copy_within(base..base + inits.len as usize, dst);
+                    self.s.stack.truncate(base);
+                    node = body;
+                }
+                Node::Letrec { slot, inits, body } => {
+                    if let Err(e) = self.letrec(slot, inits, ctx) {
+                        break Err(e);
+                    }
+                    node = body;
+                }
+                Node::Lambda(id) => break Ok(Flow::Value(self.make_closure(id, ctx))),
+                Node::Define { global, init } => {
+                    let v = match self.eval(init, ctx) {
+                        Ok(v) => v,
+                        Err(e) => break Err(e),
+                    };
+                    self.s.globals[global as usize] = v;
+                    let name = code.globals[global as usize].name;
+                    break Ok(Flow::Value(Value::Sym(name)));
+                }
+                Node::Call { f, args } => {
+                    let fv = match self.eval(f, ctx) {
+                        Ok(v) => v,
+                        Err(e) => break Err(e),
+                    };
+                    let base = match self.push_args(args, ctx) {
+                        Ok(b) => b,
+                        Err(e) => break Err(e),
+                    };
+                    let nargs = args.len as usize;
+                    match fv {
+                        Value::Closure(c) => {
+                            let clo = self.s.heap.closure(c);
+                            let lam = &code.lambdas[clo.lambda as usize];
+                            if lam.params as usize != nargs {
+                                break Err(self.arity_error(clo, nargs, node));
+                            }
+                            if !self.loops_allow_tail_call(loops_base) {
+                                // Lanes already left a loop here: the call's value must be
+                                // merged with theirs, so it cannot replace this walk.
+                                let r = self.call_nested(clo, c, base, nargs);
+                                break r.map(Flow::Value);
+                            }
+                            let frame = lam.frame as usize;
+                            if owner {
+                                self.s.stack.copy_within(base..base + nargs, ctx.fp);
+                                self.s.stack.truncate(ctx.fp + nargs);
+                                self.s.stack.resize(ctx.fp + frame, Value::Unassigned);
+                            } else {
+                                self.s.stack.resize(base + frame, Value::Unassigned);
+                                ctx.fp = base;
+                                owner = true;
+                            }
+                            ctx.clo = c;
+                            node = lam.body;
+                        }
+                        Value::Builtin(b) => {
+                            let r = self.apply_builtin_value(b, base, nargs, node);
+                            self.s.stack.truncate(base);
+                            break r.map(Flow::Value);
+                        }
+                        other => {
+                            break Err(self.fail(Error::NotCallable {
+                                got: self.describe(other),
+                                span: self.span(node),
+                            }))
+                        }
+                    }
+                }
+                Node::Loop { slot, inits, body } => {
+                    let base = match self.push_args(inits, ctx) {
+                        Ok(b) => b,
+                        Err(e) => break Err(e),
+                    };
+                    let n = inits.len as usize;
+                    self.s
+                        .stack
+                        .copy_within(base..base + n, ctx.fp + slot as usize);
+                    self.s.stack.truncate(base);
+                    self.s.loops.push(LoopState::new(body, self.mask));
+                    node = body;
+                }
+                Node::Recur { slot, args } => {
+                    let base = match self.push_args(args, ctx) {
+                        Ok(b) => b,
+                        Err(e) => break Err(e),
+                    };
+                    let n = args.len as usize;
+                    if self.s.loops.len() > loops_base {
+                        // The loop belongs to this walk: rebind and jump.
+                        self.s
+                            .stack
+                            .copy_within(base..base + n, ctx.fp + slot as usize);
+                        self.s.stack.truncate(base);
+                        node = self.s.loops.last().expect("checked").body;
+                    } else {
+                        // A branch of a divergent `if`: leave the arguments pending.
+                        let r = self.pend_recur(base, n, slot as usize);
+                        self.s.stack.truncate(base);
+                        break r.map(|()| Flow::Recurred);
+                    }
+                }
+            }
+        };
+        self.unwind(result, entry_sp, loops_base)
+    }
+
+    /// Leaves a walk: finishes its loops (merging lanes that left them early) and pops its
+    /// frames.
+    fn unwind(
+        &mut self,
+        result: EResult<Flow>,
+        entry_sp: usize,
+        loops_base: usize,
+    ) -> EResult<Flow> {
+        let result = match result {
+            Ok(Flow::Value(v)) if self.s.loops.len() > loops_base => {
+                self.finish_loops(loops_base, v).map(Flow::Value)
+            }
+            r => r,
+        };
+        self.s.loops.truncate(loops_base);
+        self.s.stack.truncate(entry_sp);
+        result
+    }
+
+    /// Calls closure `c` with arguments at `base..base+nargs` in a nested walk.
+    fn call_nested(&mut self, clo: Closure, c: u32, base: usize, nargs: usize) -> EResult<Value> {
+        let lam = &self.code.lambdas[clo.lambda as usize];
+        let _ = nargs;
+        self.s
+            .stack
+            .resize(base + lam.frame as usize, Value::Unassigned);
+        let r = self.eval(lam.body, Ctx { fp: base, clo: c });
+        self.s.stack.truncate(base);
+        r
+    }
+
+    #[cold]
+    fn arity_error(&self, clo: Closure, got: usize, node: NodeId) -> Box<Fault> {
+        let lam = &self.code.lambdas[clo.lambda as usize];
+        let name = lam
+            .name
+            .map(|s| self.code.symbol_names[s.0 as usize].clone())
+            .unwrap_or_else(|| "lambda".to_string());
+        self.fail(Error::ArityMismatch {
+            name,
+            expected: lam.params.to_string(),
+            got,
+            span: self.span(node),
+        })
+    }
+
+    /// Creates a closure of lambda `id`, copying its captures from the current context.
+    fn make_closure(&mut self, id: u32, ctx: Ctx) -> Value {
+        let lam = &self.code.lambdas[id as usize];
+        let start = self.s.heap.captured.len() as u32;
+        for cap in &lam.captures {
+            let v = match *cap {
+                crate::code::CaptureFrom::Local(s) => self.s.stack[ctx.fp + s as usize],
+                crate::code::CaptureFrom::Capture(i) => self.s.heap.capture(ctx.clo, i),
+            };
+            self.s.heap.captured.push(v);
+        }
+        self.s.heap.closures.push(Closure {
+            lambda: id,
+            start,
+            len: lam.captures.len() as u32,
+        });
+        Value::Closure((self.s.heap.closures.len() - 1) as u32)
+    }
+
+    /// `letrec`: slots start unassigned, inits run in order, then closures made directly by
+    /// the inits re-copy their captures so they see every binding.
+    fn letrec(&mut self, slot: u32, inits: crate::code::List, ctx: Ctx) -> EResult<()> {
+        let code = self.code;
+        let first = ctx.fp + slot as usize;
+        let ids = code.list(inits);
+        for i in 0..ids.len() {
+            self.s.stack[first + i] = Value::Unassigned;
+        }
+        for (i, &init) in ids.iter().enumerate() {
+            let v = self.eval(init, ctx)?;
+            self.s.stack[first + i] = v;
+        }
+        for (i, &init) in ids.iter().enumerate() {
+            if let (Node::Lambda(id), Value::Closure(c)) =
+                (code.node(init), self.s.stack[first + i])
+            {
+                let lam = &code.lambdas[id as usize];
+                let start = self.s.heap.closure(c).start as usize;
+                for (k, cap) in lam.captures.iter().enumerate() {
+                    let v = match *cap {
+                        crate::code::CaptureFrom::Local(s) => self.s.stack[ctx.fp + s as usize],
+                        crate::code::CaptureFrom::Capture(j) => self.s.heap.capture(ctx.clo, j),
+                    };
+                    self.s.heap.captured[start + k] = v;
+                }
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,179 @@
+//! Payload arithmetic: elementwise ops with scalar broadcast, comparisons, and the records
+//! they leave on the tape.
+
+use super::{EResult, Machine};
+use crate::code::NodeId;
+use crate::error::Error;
+use crate::kernels::elementwise;
+use crate::tape::Rec;
+use crate::value::{Slot, Value};
+use shared_ir::{BinaryOp, CompareOp, Real, Shape, UnaryOp};
+
+impl<R: Real> Machine<'_, R> {
+    /// A new slot, or the memory-limit error pointing at `node`.
+    #[inline]
+    pub(crate) fn alloc_slot(
+        &mut self,
+        shape: Shape,
+        lanes: bool,
+        active: bool,
+        node: Option<NodeId>,
+    ) -> EResult<Slot> {
+        match self.s.pay.alloc(shape, lanes, active) {
+            Some(s) => Ok(s),
+            None => Err(self.memory_error(node)),
+        }
+    }
+
+    #[cold]
+    pub(crate) fn memory_error(&self, node: Option<NodeId>) -> Box<super::Fault> {
+        self.fail(Error::MemoryLimit {
+            limit_mb: (self.limits.max_memory >> 20) as u64,
+            span: node.map(|n| self.span(n)).unwrap_or_default(),
+        })
+    }
+
+    /// The slot of a numeric value, or a type error naming `op`.
+    #[inline(always)]
+    pub(crate) fn num(&self, v: Value, op: &str, node: NodeId) -> EResult<Slot> {
+        match v {
+            Value::Num(s) => Ok(s),
+            other => Err(self.type_error(op, "a number", other, node)),
+        }
+    }
+
+    #[cold]
+    pub(crate) fn type_error(
+        &self,
+        op: &str,
+        expected: &'static str,
+        got: Value,
+        node: NodeId,
+    ) -> Box<super::Fault> {
+        self.fail(Error::Type {
+            op: op.to_string(),
+            expected,
+            got: self.describe(got),
+            span: self.span(node),
+        })
+    }
+
+    /// An elementwise function of one value.
+    pub(crate) fn unary(&mut self, op: UnaryOp, v: Value, node: NodeId) -> EResult<Value> {
+        let a = self.num(v, crate::builtin::Builtin::Unary(op).name(), node)?;
+        let ia = self.s.pay.info(a);
+        let out = if let Some(x) = self.s.pay.scalar(a) {
+            match self.s.pay.push_scalar(op.apply(x), ia.active) {
+                Some(s) => s,
+                None => return Err(self.memory_error(Some(node))),
+            }
+        } else {
+            let out = self.alloc_slot(ia.shape, ia.lanes, ia.active, Some(node))?;
+            let lanes = self.s.pay.lanes();
+            let (inputs, o) = self.s.pay.split(out);
+            let w = if ia.lanes { lanes } else { 1 };
+            for e in 0..ia.shape.len() {
+                elementwise::unary(op, &mut o[e * w..(e + 1) * w], inputs.col(a, e));
+            }
+            out
+        };
+        if ia.active && self.taping {
+            self.s.tape.push(Rec::Unary { op, out, a }, self.mask);
+        }
+        Ok(Value::Num(out))
+    }
+
+    /// The shape of `a op b` with scalar broadcast, or a shape error.
+    pub(crate) fn broadcast_shape(
+        &self,
+        op: &str,
+        a: Shape,
+        b: Shape,
+        node: NodeId,
+    ) -> EResult<Shape> {
+        if a == b || b.is_scalar() {
+            Ok(a)
+        } else if a.is_scalar() {
+            Ok(b)
+        } else {
+            Err(self.fail(Error::Shape {
+                op: op.to_string(),
+                message: format!("cannot combine {a} with {b} elementwise"),
+                span: self.span(node),
+            }))
+        }
+    }
+
+    /// An elementwise function of two values; a scalar broadcasts against a tensor.
+    pub(crate) fn binary(
+        &mut self,
+        op: BinaryOp,
+        x: Value,
+        y: Value,
+        node: NodeId,
+    ) -> EResult<Value> {
+        let a = self.num(x, op.name(), node)?;
+        let b = self.num(y, op.name(), node)?;
+        let (ia, ib) = (self.s.pay.info(a), self.s.pay.info(b));
+        let active = ia.active || ib.active;
+        let out = if let (Some(p), Some(q)) = (self.s.pay.scalar(a), self.s.pay.scalar(b)) {
+            match self.s.pay.push_scalar(op.apply(p, q), active) {
+                Some(s) => s,
+                None => return Err(self.memory_error(Some(node))),
+            }
+        } else {
+            let shape = self.broadcast_shape(op.name(), ia.shape, ib.shape, node)?;
+            let lanes_out = ia.lanes || ib.lanes;
+            let out = self.alloc_slot(shape, lanes_out, active, Some(node))?;
+            let w = if lanes_out { self.s.pay.lanes() } else { 1 };
+            let (inputs, o) = self.s.pay.split(out);
+            let (sa, sb) = (ia.shape.is_scalar(), ib.shape.is_scalar());
+            for e in 0..shape.len() {
+                let ca = inputs.col(a, if sa { 0 } else { e });
+                let cb = inputs.col(b, if sb { 0 } else { e });
+                elementwise::binary(op, &mut o[e * w..(e + 1) * w], ca, cb);
+            }
+            out
+        };
+        if active && self.taping {
+            self.s.tape.push(Rec::Binary { op, out, a, b }, self.mask);
+        }
+        Ok(Value::Num(out))
+    }
+
+    /// A comparison of two numbers: a boolean, per lane when either side is per lane.
+    pub(crate) fn compare(
+        &mut self,
+        op: CompareOp,
+        x: Value,
+        y: Value,
+        node: NodeId,
+    ) -> EResult<Value> {
+        let a = self.num(x, op.name(), node)?;
+        let b = self.num(y, op.name(), node)?;
+        let (ia, ib) = (self.s.pay.info(a), self.s.pay.info(b));
+        if !ia.shape.is_scalar() || !ib.shape.is_scalar() {
+            let got = if ia.shape.is_scalar() {
+                ib.shape
+            } else {
+                ia.shape
+            };
+            return Err(self.fail(Error::Type {
+                op: op.name().to_string(),
+                expected: "numbers",
+                got: got.to_string(),
+                span: self.span(node),
+            }));
+        }
+        if let (Some(p), Some(q)) = (self.s.pay.scalar(a), self.s.pay.scalar(b)) {
+            return Ok(Value::Bool(op.apply(p, q)));
+        }
+        let s = &mut *self.s;
+        let (ca, cb) = (s.pay.col(a, 0), s.pay.col(b, 0));
+        let lanes = s.pay.lanes();
+        let m = s
+            .masks
+            .push_from((0..lanes).map(|l| op.apply(ca.at(l), cb.at(l))));
+        Ok(Value::LaneBool(m))
+    }
+}

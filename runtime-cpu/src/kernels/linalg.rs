@@ -1,0 +1,243 @@
+//! Vector and matrix kernels, forward. Operands are element-major with `l` lanes each (a
+//! uniform operand is broadcast by the caller, or every operand is uniform and `l = 1`).
+
+use super::lu::LuScratch;
+use shared_ir::Real;
+
+/// Element `e` of an element-major buffer with `l` lanes.
+#[inline(always)]
+pub fn col<R>(buf: &[R], e: usize, l: usize) -> &[R] {
+    &buf[e * l..(e + 1) * l]
+}
+
+/// Element `e` of an element-major buffer with `l` lanes, mutably.
+#[inline(always)]
+pub fn col_mut<R>(buf: &mut [R], e: usize, l: usize) -> &mut [R] {
+    &mut buf[e * l..(e + 1) * l]
+}
+
+/// `out += a * b` lane by lane.
+#[inline(always)]
+pub fn fma_into<R: Real>(out: &mut [R], a: &[R], b: &[R]) {
+    for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {
+        *o += x * y;
+    }
+}
+
+/// `dot`: `out = sum_i a_i b_i`.
+pub fn dot<R: Real>(out: &mut [R], a: &[R], b: &[R], n: usize, l: usize) {
+    out.fill(R::ZERO);
+    for i in 0..n {
+        fma_into(out, col(a, i, l), col(b, i, l));
+    }
+}
+
+/// `vsum`: `out = sum_i a_i`.
+pub fn vsum<R: Real>(out: &mut [R], a: &[R], n: usize, l: usize) {
+    out.fill(R::ZERO);
+    for i in 0..n {
+        for (o, &x) in out.iter_mut().zip(col(a, i, l)) {
+            *o += x;
+        }
+    }
+}
+
+/// `norm`: `out = sqrt(sum_i a_i^2)`.
+pub fn norm<R: Real>(out: &mut [R], a: &[R], n: usize, l: usize) {
+    dot(out, a, a, n, l);
+    for o in out.iter_mut() {
+        *o = o.sqrt();
+    }
+}
+
+/// `normalize`: `out = a / |a|` (a zero vector gives NaN, or is divided by 1e-8 when
+/// `protected`).
+pub fn normalize<R: Real>(
+    out: &mut [R],
+    a: &[R],
+    n: usize,
+    l: usize,
+    norms: &mut Vec<R>,
+    protected: bool,
+) {
+    norms.clear();
+    norms.resize(l, R::ZERO);
+    norm(norms, a, n, l);
+    if protected {
+        for x in norms.iter_mut() {
+            if *x < R::PROTECT_FLOOR {
+                *x = R::PROTECT_FLOOR;
+            }
+        }
+    }
+    for i in 0..n {
+        for ((o, &x), &s) in col_mut(out, i, l)
+            .iter_mut()
+            .zip(col(a, i, l))
+            .zip(norms.iter())
+        {
+            *o = x / s;
+        }
+    }
+}
+
+/// `cross` of two 3-vectors.
+pub fn cross<R: Real>(out: &mut [R], a: &[R], b: &[R], l: usize) {
+    for lane in 0..l {
+        let (a0, a1, a2) = (a[lane], a[l + lane], a[2 * l + lane]);
+        let (b0, b1, b2) = (b[lane], b[l + lane], b[2 * l + lane]);
+        out[lane] = a1 * b2 - a2 * b1;
+        out[l + lane] = a2 * b0 - a0 * b2;
+        out[2 * l + lane] = a0 * b1 - a1 * b0;
+    }
+}
+
+/// `matvec`: `out_i = sum_j A_ij v_j` for `A` of `m x k`.
+pub fn matvec<R: Real>(out: &mut [R], a: &[R], v: &[R], m: usize, k: usize, l: usize) {
+    out.fill(R::ZERO);
+    for i in 0..m {
+        let o = col_mut(out, i, l);
+        for j in 0..k {
+            fma_into(o, col(a, i * k + j, l), col(v, j, l));
+        }
+    }
+}
+
+/// `matmul`: `C = A B` for `A` of `m x k` and `B` of `k x n`.
+pub fn matmul<R: Real>(out: &mut [R], a: &[R], b: &[R], m: usize, k: usize, n: usize, l: usize) {
+    out.fill(R::ZERO);
+    for i in 0..m {
+        for j in 0..n {
+            let o = col_mut(out, i * n + j, l);
+            for p in 0..k {
+                fma_into(o, col(a, i * k + p, l), col(b, p * n + j, l));
+            }
+        }
+    }
+}
+
+/// `transpose` of an `m x n` matrix.
+pub fn transpose<R: Real>(out: &mut [R], a: &[R], m: usize, n: usize, l: usize) {
+    for i in 0..m {
+        for j in 0..n {
+            col_mut(out, j * m + i, l).copy_from_slice(col(a, i * n + j, l));
+        }
+    }
+}
+
+/// `trace`: the sum of the diagonal (of the leading square part).
+pub fn trace<R: Real>(out: &mut [R], a: &[R], m: usize, n: usize, l: usize) {
+    out.fill(R::ZERO);
+    for i in 0..m.min(n) {
+        for (o, &x) in out.iter_mut().zip(col(a, i * n + i, l)) {
+            *o += x;
+        }
+    }
+}
+
+/// `outer`: `C_ij = a_i b_j`.
+pub fn outer<R: Real>(out: &mut [R], a: &[R], b: &[R], m: usize, n: usize, l: usize) {
+    for i in 0..m {
+        for j in 0..n {
+            for ((o, &x), &y) in col_mut(out, i * n + j, l)
+                .iter_mut()
+                .zip(col(a, i, l))
+                .zip(col(b, j, l))
+            {
+                *o = x * y;
+            }
+        }
+    }
+}
+
+/// `det` of an `n x n` matrix: closed forms for n <= 2, LU per lane above.
+pub fn det<R: Real>(out: &mut [R], a: &[R], n: usize, l: usize, s: &mut LuScratch<R>) {
+    match n {
+        0 => out.fill(R::ONE),
+        1 => out.copy_from_slice(col(a, 0, l)),
+        2 => {
+            let (a0, a1, a2, a3) = (col(a, 0, l), col(a, 1, l), col(a, 2, l), col(a, 3, l));
+            for lane in 0..l {
+                out[lane] = a0[lane] * a3[lane] - a1[lane] * a2[lane];
+            }
+        }
+        _ => {
+            for (lane, o) in out.iter_mut().enumerate() {
+                *o = s.load_factor(a, n, lane, l);
+            }
+        }
+    }
+}
+
+/// `logdet`: `ln |det A|`.
+pub fn logdet<R: Real>(out: &mut [R], a: &[R], n: usize, l: usize, s: &mut LuScratch<R>) {
+    if n <= 2 {
+        det(out, a, n, l, s);
+        for o in out.iter_mut() {
+            *o = o.abs().ln();
+        }
+        return;
+    }
+    for (lane, o) in out.iter_mut().enumerate() {
+        s.load_factor(a, n, lane, l);
+        *o = super::lu::log_abs_det(&s.lu, n);
+    }
+}
+
+/// `inv`: closed form for n <= 2, LU per lane above.
+pub fn inv<R: Real>(out: &mut [R], a: &[R], n: usize, l: usize, s: &mut LuScratch<R>) {
+    match n {
+        0 => {}
+        1 => {
+            for (o, &x) in out.iter_mut().zip(col(a, 0, l)) {
+                *o = R::ONE / x;
+            }
+        }
+        2 => {
+            let (a0, a1, a2, a3) = (col(a, 0, l), col(a, 1, l), col(a, 2, l), col(a, 3, l));
+            let (o01, o23) = out.split_at_mut(2 * l);
+            let (o0, o1) = o01.split_at_mut(l);
+            let (o2, o3) = o23.split_at_mut(l);
+            for lane in 0..l {
+                let inv = R::ONE / (a0[lane] * a3[lane] - a1[lane] * a2[lane]);
+                o0[lane] = a3[lane] * inv;
+                o1[lane] = -a1[lane] * inv;
+                o2[lane] = -a2[lane] * inv;
+                o3[lane] = a0[lane] * inv;
+            }
+        }
+        _ => {
+            for lane in 0..l {
+                s.load_factor(a, n, lane, l);
+                s.invert(n);
+                for e in 0..n * n {
+                    out[e * l + lane] = s.m[e];
+                }
+            }
+        }
+    }
+}
+
+/// `solve A b` for `A` of `n x n` and `b` of `n x k` (a vector is `k = 1`).
+pub fn solve<R: Real>(
+    out: &mut [R],
+    a: &[R],
+    b: &[R],
+    n: usize,
+    k: usize,
+    l: usize,
+    s: &mut LuScratch<R>,
+) {
+    for lane in 0..l {
+        s.load_factor(a, n, lane, l);
+        for j in 0..k {
+            for i in 0..n {
+                s.col[i] = b[(i * k + j) * l + lane];
+            }
+            super::lu::solve(&s.lu, n, &s.piv, &mut s.col, &mut s.tmp);
+            for i in 0..n {
+                out[(i * k + j) * l + lane] = s.col[i];
+            }
+        }
+    }
+}

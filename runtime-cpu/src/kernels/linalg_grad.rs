@@ -1,0 +1,426 @@
+//! Vector and matrix kernels, reverse. Each function adds one operand's adjoint contribution
+//! into `adj` (element-major, `l` lanes), keeping only the lanes the gate passes.
+
+use super::linalg::{col, col_mut};
+use super::lu::{self, LuScratch};
+use super::Gate;
+use shared_ir::Real;
+
+/// `adj_e += g * w_e` for every element `e` of `n`.
+fn scaled_add<R: Real, G: Gate>(adj: &mut [R], g: &[R], w: &[R], n: usize, l: usize, gate: G) {
+    for e in 0..n {
+        let (a, w) = (col_mut(adj, e, l), col(w, e, l));
+        for lane in 0..l {
+            a[lane] += gate.pass(lane, g[lane] * w[lane]);
+        }
+    }
+}
+
+/// `dot`: the adjoint of one operand is `g` times the other.
+pub fn dot<R: Real, G: Gate>(adj: &mut [R], g: &[R], other: &[R], n: usize, l: usize, gate: G) {
+    scaled_add(adj, g, other, n, l, gate);
+}
+
+/// `vsum`: every element receives `g`.
+pub fn vsum<R: Real, G: Gate>(adj: &mut [R], g: &[R], n: usize, l: usize, gate: G) {
+    for e in 0..n {
+        let a = col_mut(adj, e, l);
+        for lane in 0..l {
+            a[lane] += gate.pass(lane, g[lane]);
+        }
+    }
+}
+
+/// `norm`: `adj_i += g a_i / |a|`.
+pub fn norm<R: Real, G: Gate>(
+    adj: &mut [R],
+    g: &[R],
+    a: &[R],
+    y: &[R],
+    n: usize,
+    l: usize,
+    gate: G,
+) {
+    for e in 0..n {
+        let (ad, a) = (col_mut(adj, e, l), col(a, e, l));
+        for lane in 0..l {
+            ad[lane] += gate.pass(lane, g[lane] * a[lane] / y[lane]);
+        }
+    }
+}
+
+/// `normalize`: for `y = a / s` with `s = |a|` (or its clamp), `adj += (g - y (y . g)) / s`
+/// (the clamped branch, where `s` is constant, gives `g / s`).
+#[allow(clippy::too_many_arguments)]
+pub fn normalize<R: Real, G: Gate>(
+    adj: &mut [R],
+    g: &[R],
+    a: &[R],
+    y: &[R],
+    n: usize,
+    l: usize,
+    protected: bool,
+    tmp: &mut Vec<R>,
+    gate: G,
+) {
+    tmp.clear();
+    tmp.resize(2 * l, R::ZERO);
+    let (yg, s) = tmp.split_at_mut(l);
+    for e in 0..n {
+        let (gc, yc, ac) = (col(g, e, l), col(y, e, l), col(a, e, l));
+        for lane in 0..l {
+            yg[lane] += yc[lane] * gc[lane];
+            s[lane] += ac[lane] * ac[lane];
+        }
+    }
+    for lane in 0..l {
+        s[lane] = s[lane].sqrt();
+    }
+    for e in 0..n {
+        let (ad, gc, yc) = (col_mut(adj, e, l), col(g, e, l), col(y, e, l));
+        for lane in 0..l {
+            let clamped = protected && s[lane] < R::PROTECT_FLOOR;
+            let c = if clamped {
+                gc[lane] / R::PROTECT_FLOOR
+            } else {
+                (gc[lane] - yc[lane] * yg[lane]) / s[lane]
+            };
+            ad[lane] += gate.pass(lane, c);
+        }
+    }
+}
+
+/// `cross`: `adj_a += b x g` (`first`) or `adj_b += g x a` (otherwise; `other` is `a`).
+pub fn cross<R: Real, G: Gate>(
+    adj: &mut [R],
+    g: &[R],
+    other: &[R],
+    first: bool,
+    l: usize,
+    gate: G,
+) {
+    for lane in 0..l {
+        let (g0, g1, g2) = (g[lane], g[l + lane], g[2 * l + lane]);
+        let (o0, o1, o2) = (other[lane], other[l + lane], other[2 * l + lane]);
+        let (x, y, z) = if first {
+            (o1 * g2 - o2 * g1, o2 * g0 - o0 * g2, o0 * g1 - o1 * g0)
+        } else {
+            (g1 * o2 - g2 * o1, g2 * o0 - g0 * o2, g0 * o1 - g1 * o0)
+        };
+        adj[lane] += gate.pass(lane, x);
+        adj[l + lane] += gate.pass(lane, y);
+        adj[2 * l + lane] += gate.pass(lane, z);
+    }
+}
+
+/// `matvec` w.r.t. the matrix: `adj_ij += g_i v_j`.
+pub fn matvec_matrix<R: Real, G: Gate>(
+    adj: &mut [R],
+    g: &[R],
+    v: &[R],
+    m: usize,
+    k: usize,
+    l: usize,
+    gate: G,
+) {
+    for i in 0..m {
+        let gi = col(g, i, l);
+        for j in 0..k {
+            let (a, vj) = (col_mut(adj, i * k + j, l), col(v, j, l));
+            for lane in 0..l {
+                a[lane] += gate.pass(lane, gi[lane] * vj[lane]);
+            }
+        }
+    }
+}
+
+/// `matvec` w.r.t. the vector: `adj_j += sum_i A_ij g_i`.
+pub fn matvec_vector<R: Real, G: Gate>(
+    adj: &mut [R],
+    g: &[R],
+    a: &[R],
+    m: usize,
+    k: usize,
+    l: usize,
+    gate: G,
+) {
+    for j in 0..k {
+        let ad = col_mut(adj, j, l);
+        for lane in 0..l {
+            let mut s = R::ZERO;
+            for i in 0..m {
+                s += a[(i * k + j) * l + lane] * g[i * l + lane];
+            }
+            ad[lane] += gate.pass(lane, s);
+        }
+    }
+}
+
+/// `matmul` w.r.t. the left factor: `adj_A = G B^T` (`A` m x k, `B` k x n).
+#[allow(clippy::too_many_arguments)]
+pub fn matmul_left<R: Real, G: Gate>(
+    adj: &mut [R],
+    g: &[R],
+    b: &[R],
+    m: usize,
+    k: usize,
+    n: usize,
+    l: usize,
+    gate: G,
+) {
+    for i in 0..m {
+        for p in 0..k {
+            let ad = col_mut(adj, i * k + p, l);
+            for lane in 0..l {
+                let mut s = R::ZERO;
+                for j in 0..n {
+                    s += g[(i * n + j) * l + lane] * b[(p * n + j) * l + lane];
+                }
+                ad[lane] += gate.pass(lane, s);
+            }
+        }
+    }
+}
+
+/// `matmul` w.r.t. the right factor: `adj_B = A^T G`.
+#[allow(clippy::too_many_arguments)]
+pub fn matmul_right<R: Real, G: Gate>(
+    adj: &mut [R],
+    g: &[R],
+    a: &[R],
+    m: usize,
+    k: usize,
+    n: usize,
+    l: usize,
+    gate: G,
+) {
+    for p in 0..k {
+        for j in 0..n {
+            let ad = col_mut(adj, p * n + j, l);
+            for lane in 0..l {
+                let mut s = R::ZERO;
+                for i in 0..m {
+                    s += a[(i * k + p) * l + lane] * g[(i * n + j) * l + lane];
+                }
+                ad[lane] += gate.pass(lane, s);
+            }
+        }
+    }
+}
+
+/// `transpose` of an `m x n` matrix: `adj_ij += G_ji`.
+pub fn transpose<R: Real, G: Gate>(adj: &mut [R], g: &[R], m: usize, n: usize, l: usize, gate: G) {
+    for i in 0..m {
+        for j in 0..n {
+            let (ad, gc) = (col_mut(adj, i * n + j, l), col(g, j * m + i, l));
+            for lane in 0..l {
+                ad[lane] += gate.pass(lane, gc[lane]);
+            }
+        }
+    }
+}
+
+/// `trace`: `adj_ii += g`.
+pub fn trace<R: Real, G: Gate>(adj: &mut [R], g: &[R], m: usize, n: usize, l: usize, gate: G) {
+    for i in 0..m.min(n) {
+        let ad = col_mut(adj, i * n + i, l);
+        for lane in 0..l {
+            ad[lane] += gate.pass(lane, g[lane]);
+        }
+    }
+}
+
+/// `outer` w.r.t. `a` (`first`): `adj_i += sum_j G_ij b_j`; w.r.t. `b`: `adj_j += sum_i G_ij a_i`.
+#[allow(clippy::too_many_arguments)]
+pub fn outer<R: Real, G: Gate>(
+    adj: &mut [R],
+    g: &[R],
+    other: &[R],
+    m: usize,
+    n: usize,
+    first: bool,
+    l: usize,
+    gate: G,
+) {
+    let (outer_len, inner_len) = if first { (m, n) } else { (n, m) };
+    for x in 0..outer_len {
+        let ad = col_mut(adj, x, l);
+        for lane in 0..l {
+            let mut s = R::ZERO;
+            for y in 0..inner_len {
+                let (gi, oi) = if first {
+                    (x * n + y, y)
+                } else {
+                    (y * n + x, y)
+                };
+                s += g[gi * l + lane] * other[oi * l + lane];
+            }
+            ad[lane] += gate.pass(lane, s);
+        }
+    }
+}
+
+/// `det`: `adj += g det(A) A^-T`, the cofactor matrix (no division for n <= 2).
+#[allow(clippy::too_many_arguments)]
+pub fn det<R: Real, G: Gate>(
+    adj: &mut [R],
+    g: &[R],
+    a: &[R],
+    y: &[R],
+    n: usize,
+    l: usize,
+    s: &mut LuScratch<R>,
+    gate: G,
+) {
+    match n {
+        0 => {}
+        1 => {
+            for lane in 0..l {
+                adj[lane] += gate.pass(lane, g[lane]);
+            }
+        }
+        2 => {
+            let (a0, a1, a2, a3) = (col(a, 0, l), col(a, 1, l), col(a, 2, l), col(a, 3, l));
+            let cof = [a3, a2, a1, a0];
+            let sign = [R::ONE, -R::ONE, -R::ONE, R::ONE];
+            for e in 0..4 {
+                let ad = col_mut(adj, e, l);
+                for lane in 0..l {
+                    ad[lane] += gate.pass(lane, g[lane] * sign[e] * cof[e][lane]);
+                }
+            }
+        }
+        _ => inverse_transpose_scaled(adj, g, a, Some(y), n, l, s, gate),
+    }
+}
+
+/// `logdet`: `adj += g A^-T`.
+pub fn logdet<R: Real, G: Gate>(
+    adj: &mut [R],
+    g: &[R],
+    a: &[R],
+    n: usize,
+    l: usize,
+    s: &mut LuScratch<R>,
+    gate: G,
+) {
+    if n == 2 {
+        let (a0, a1, a2, a3) = (col(a, 0, l), col(a, 1, l), col(a, 2, l), col(a, 3, l));
+        let cof = [a3, a2, a1, a0];
+        let sign = [R::ONE, -R::ONE, -R::ONE, R::ONE];
+        for e in 0..4 {
+            let ad = col_mut(adj, e, l);
+            for lane in 0..l {
+                let d = a0[lane] * a3[lane] - a1[lane] * a2[lane];
+                ad[lane] += gate.pass(lane, g[lane] * sign[e] * cof[e][lane] / d);
+            }
+        }
+        return;
+    }
+    inverse_transpose_scaled(adj, g, a, None, n, l, s, gate);
+}
+
+/// `adj += g (y or 1) A^-T`, one lane at a time through LU.
+#[allow(clippy::too_many_arguments)]
+fn inverse_transpose_scaled<R: Real, G: Gate>(
+    adj: &mut [R],
+    g: &[R],
+    a: &[R],
+    y: Option<&[R]>,
+    n: usize,
+    l: usize,
+    s: &mut LuScratch<R>,
+    gate: G,
+) {
+    for lane in 0..l {
+        if !gate.keep(lane) {
+            continue;
+        }
+        s.load_factor(a, n, lane, l);
+        s.invert(n);
+        let f = g[lane] * y.map_or(R::ONE, |y| y[lane]);
+        for i in 0..n {
+            for j in 0..n {
+                adj[(i * n + j) * l + lane] += f * s.m[j * n + i];
+            }
+        }
+    }
+}
+
+/// `inv`: `adj -= Y^T G Y^T` where `Y` is the inverse.
+pub fn inv<R: Real, G: Gate>(
+    adj: &mut [R],
+    g: &[R],
+    y: &[R],
+    n: usize,
+    l: usize,
+    tmp: &mut Vec<R>,
+    gate: G,
+) {
+    // T = Y^T G, then adj_ij -= sum_p T_ip Y_jp.
+    tmp.clear();
+    tmp.resize(n * n * l, R::ZERO);
+    for i in 0..n {
+        for p in 0..n {
+            let t = col_mut(tmp, i * n + p, l);
+            for k in 0..n {
+                let (yk, gk) = (col(y, k * n + i, l), col(g, k * n + p, l));
+                for lane in 0..l {
+                    t[lane] += yk[lane] * gk[lane];
+                }
+            }
+        }
+    }
+    for i in 0..n {
+        for j in 0..n {
+            let ad = col_mut(adj, i * n + j, l);
+            for lane in 0..l {
+                let mut s = R::ZERO;
+                for p in 0..n {
+                    s += tmp[(i * n + p) * l + lane] * y[(j * n + p) * l + lane];
+                }
+                ad[lane] -= gate.pass(lane, s);
+            }
+        }
+    }
+}
+
+/// `solve A b` (`b` of `n x k`, result `x`): w.r.t. `b` (`wrt_matrix = false`) `adj += Z`,
+/// w.r.t. `A` `adj -= Z X^T`, where `Z = A^-T G`.
+#[allow(clippy::too_many_arguments)]
+pub fn solve<R: Real, G: Gate>(
+    adj: &mut [R],
+    g: &[R],
+    a: &[R],
+    x: &[R],
+    n: usize,
+    k: usize,
+    wrt_matrix: bool,
+    l: usize,
+    s: &mut LuScratch<R>,
+    gate: G,
+) {
+    for lane in 0..l {
+        if !gate.keep(lane) {
+            continue;
+        }
+        s.load_factor(a, n, lane, l);
+        for j in 0..k {
+            for i in 0..n {
+                s.col[i] = g[(i * k + j) * l + lane];
+            }
+            lu::solve_transposed(&s.lu, n, &s.piv, &mut s.col, &mut s.tmp);
+            if wrt_matrix {
+                for i in 0..n {
+                    for c in 0..n {
+                        adj[(i * n + c) * l + lane] -= s.col[i] * x[(c * k + j) * l + lane];
+                    }
+                }
+            } else {
+                for i in 0..n {
+                    adj[(i * k + j) * l + lane] += s.col[i];
+                }
+            }
+        }
+    }
+}

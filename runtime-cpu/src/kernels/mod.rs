@@ -1,0 +1,64 @@
+//! Numeric kernels over lanes. Every kernel is a loop over lanes on element-major data, written
+//! so that the compiler vectorises it; reverse kernels take a [`Gate`] so that adjoints of lanes
+//! outside a record's active mask are selected away, never multiplied by zero.
+//!
+//! | file | what |
+//! | --- | --- |
+//! | `elementwise.rs` | unary and binary ops with scalar broadcast, forward and reverse |
+//! | `linalg.rs` | vector and matrix ops, forward |
+//! | `linalg_grad.rs` | vector and matrix ops, reverse |
+//! | `lu.rs` | per-lane LU for determinants, inverses and solves of any size |
+
+pub mod elementwise;
+pub mod linalg;
+pub mod linalg_grad;
+pub mod lu;
+
+use shared_ir::Real;
+
+/// Which lanes a reverse kernel may write.
+pub trait Gate: Copy {
+    /// True when lane `l` receives adjoint contributions.
+    fn keep(&self, l: usize) -> bool;
+
+    /// `c` on kept lanes, zero elsewhere (a select, so a NaN on a dead lane is dropped).
+    #[inline(always)]
+    fn pass<R: Real>(&self, l: usize, c: R) -> R {
+        if self.keep(l) {
+            c
+        } else {
+            R::ZERO
+        }
+    }
+}
+
+/// Every lane is kept.
+#[derive(Copy, Clone, Debug)]
+pub struct Ungated;
+
+impl Gate for Ungated {
+    #[inline(always)]
+    fn keep(&self, _l: usize) -> bool {
+        true
+    }
+}
+
+/// Only lanes set in the mask are kept.
+#[derive(Copy, Clone, Debug)]
+pub struct Gated<'a>(pub &'a [bool]);
+
+impl Gate for Gated<'_> {
+    #[inline(always)]
+    fn keep(&self, l: usize) -> bool {
+        self.0[l]
+    }
+}
+
+/// Copies a uniform tensor of `n` elements into `buf` as `lanes` copies, element-major.
+pub fn broadcast<'b, R: Real>(buf: &'b mut Vec<R>, src: &[R], lanes: usize) -> &'b [R] {
+    buf.clear();
+    for &x in src {
+        buf.extend(std::iter::repeat_n(x, lanes));
+    }
+    buf
+}

@@ -1,0 +1,116 @@
+//! Lane masks: a boolean per lane. Mask 0 has every lane set. Masks are both the active set of
+//! a divergent branch and the value of a comparison on lane data.
+
+use crate::value::MaskId;
+
+/// Every mask of a run, `lanes` booleans each.
+#[derive(Debug, Default)]
+pub struct Masks {
+    lanes: usize,
+    bits: Vec<bool>,
+}
+
+impl Masks {
+    /// Clears the table for a run of `lanes` lanes; mask 0 (every lane) is recreated.
+    pub fn reset(&mut self, lanes: usize) {
+        self.lanes = lanes.max(1);
+        self.bits.clear();
+        self.bits.resize(self.lanes, true);
+    }
+
+    /// The booleans of a mask.
+    #[inline(always)]
+    pub fn get(&self, m: MaskId) -> &[bool] {
+        let s = m.0 as usize * self.lanes;
+        &self.bits[s..s + self.lanes]
+    }
+
+    /// Adds a mask computed lane by lane.
+    pub fn push_with(&mut self, f: impl Fn(usize) -> bool) -> MaskId {
+        let id = self.bits.len() / self.lanes;
+        self.bits.extend((0..self.lanes).map(f));
+        MaskId(id as u32)
+    }
+
+    /// Adds a mask from booleans.
+    pub fn push_from(&mut self, lanes: impl Iterator<Item = bool>) -> MaskId {
+        let id = self.bits.len() / self.lanes;
+        self.bits.extend(lanes);
+        debug_assert_eq!(self.bits.len() % self.lanes, 0);
+        MaskId(id as u32)
+    }
+
+    /// `a & b`.
+    pub fn and(&mut self, a: MaskId, b: MaskId) -> MaskId {
+        self.combine(a, b, |x, y| x & y)
+    }
+
+    /// `a & !b`.
+    pub fn and_not(&mut self, a: MaskId, b: MaskId) -> MaskId {
+        self.combine(a, b, |x, y| x & !y)
+    }
+
+    /// `a | b`.
+    pub fn or(&mut self, a: MaskId, b: MaskId) -> MaskId {
+        self.combine(a, b, |x, y| x | y)
+    }
+
+    /// `!a`.
+    pub fn not(&mut self, a: MaskId) -> MaskId {
+        self.combine(a, a, |x, _| !x)
+    }
+
+    /// Lane-wise `if c then a else b`.
+    pub fn select(&mut self, c: MaskId, a: MaskId, b: MaskId) -> MaskId {
+        let n = self.lanes;
+        let (cs, as_, bs) = (c.0 as usize * n, a.0 as usize * n, b.0 as usize * n);
+        let id = self.bits.len() / n;
+        for l in 0..n {
+            let v = if self.bits[cs + l] {
+                self.bits[as_ + l]
+            } else {
+                self.bits[bs + l]
+            };
+            self.bits.push(v);
+        }
+        MaskId(id as u32)
+    }
+
+    fn combine(&mut self, a: MaskId, b: MaskId, f: impl Fn(bool, bool) -> bool) -> MaskId {
+        let n = self.lanes;
+        let (sa, sb) = (a.0 as usize * n, b.0 as usize * n);
+        let id = self.bits.len() / n;
+        self.bits.reserve(n);
+        for l in 0..n {
+            let v = f(self.bits[sa + l], self.bits[sb + l]);
+            self.bits.push(v);
+        }
+        MaskId(id as u32)
+    }
+
+    /// How the lanes of `active` split on `test`: (any true, any false).
+    pub fn split_counts(&self, active: MaskId, test: MaskId) -> (bool, bool) {
+        let (a, t) = (self.get(active), self.get(test));
+        let mut any_t = false;
+        let mut any_f = false;
+        for (&x, &y) in a.iter().zip(t) {
+            any_t |= x & y;
+            any_f |= x & !y;
+        }
+        (any_t, any_f)
+    }
+
+    /// True when no lane is set.
+    pub fn is_empty(&self, m: MaskId) -> bool {
+        !self.get(m).iter().any(|&b| b)
+    }
+
+    /// The indices of the set lanes.
+    pub fn lanes_of(&self, m: MaskId) -> Vec<usize> {
+        self.get(m)
+            .iter()
+            .enumerate()
+            .filter_map(|(i, &b)| b.then_some(i))
+            .collect()
+    }
+}

@@ -1,0 +1,421 @@
+//! Runs: binding inputs to a program, walking it over a batch of lanes, and reading values
+//! and gradients back per lane. A lane that fails, or a group of lanes whose branches return
+//! structurally different values, is handled apart; the other lanes carry on.
+
+use crate::backward::{backward, Adjoints};
+use crate::bindings::{Binding, Bindings};
+use crate::error::{Error, Result};
+use crate::eval::{Ctx, Fault, Limits, Machine, State, NO_CLOSURE};
+use crate::print::{lane_value, LaneValue};
+use crate::program::Program;
+use crate::value::{MaskId, Slot, Value};
+use shared_ir::{Real, Shape};
+use std::collections::VecDeque;
+
+/// Which inputs to differentiate.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum GradSpec {
+    /// None: forward only.
+    #[default]
+    None,
+    /// Every input of the program.
+    All,
+    /// These inputs.
+    Some(Vec<String>),
+}
+
+/// How to run.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    /// Inputs to differentiate.
+    pub grad: GradSpec,
+    /// Step, depth and memory limits.
+    pub limits: Limits,
+    /// Lanes walked together; larger batches are cut into blocks of this many (0: no limit).
+    pub lane_block: usize,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            grad: GradSpec::None,
+            limits: Limits::default(),
+            lane_block: 0,
+        }
+    }
+}
+
+/// The gradient of the program's value with respect to one input.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Gradient {
+    /// The input.
+    pub name: String,
+    /// The input's shape on one lane.
+    pub shape: Shape,
+    /// True when the input is bound uniformly (then `sum` is the gradient of the sum over lanes).
+    pub uniform: bool,
+    /// Lane after lane, `shape.len()` numbers each; NaN on lanes that failed.
+    pub per_lane: Vec<f64>,
+    /// The sum over the lanes that succeeded, in lane order.
+    pub sum: Vec<f64>,
+}
+
+/// The result of a run.
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    /// Number of lanes.
+    pub lanes: usize,
+    /// The value on each lane, or the error that lane met.
+    pub values: Vec<std::result::Result<LaneValue, Error>>,
+    /// Gradients, one per differentiated input, in the order asked.
+    pub grads: Vec<Gradient>,
+    /// Node visits over all walks.
+    pub steps: u64,
+    /// Walks made (more than one when lanes were blocked, split or failed apart).
+    pub walks: usize,
+}
+
+impl Outcome {
+    /// The error shared by every lane, when every lane failed the same way.
+    pub fn common_error(&self) -> Option<&Error> {
+        let first = self.values.first()?.as_ref().err()?;
+        self.values
+            .iter()
+            .all(|v| v.as_ref().err() == Some(first))
+            .then_some(first)
+    }
+
+    /// The gradient for `name`.
+    pub fn grad(&self, name: &str) -> Option<&Gradient> {
+        self.grads.iter().find(|g| g.name == name)
+    }
+}
+
+/// An interpreter with its memory pools; reuse it across runs to avoid reallocating.
+#[derive(Debug, Default)]
+pub struct Session<R: Real> {
+    state: State<R>,
+    adj: Adjoints<R>,
+}
+
+struct Input<'b> {
+    global: u32,
+    name: String,
+    binding: &'b Binding,
+    grad: Option<usize>,
+}
+
+impl<R: Real> Session<R> {
+    /// A new session.
+    pub fn new() -> Self {
+        Session {
+            state: State::default(),
+            adj: Adjoints::default(),
+        }
+    }
+
+    /// Runs `program` on `bindings`.
+    ///
+    /// Errors here concern the inputs (a missing binding, an unknown gradient name); errors of
+    /// the program are reported per lane in [`Outcome::values`].
+    pub fn run(
+        &mut self,
+        program: &Program,
+        bindings: &Bindings,
+        options: &RunOptions,
+    ) -> Result<Outcome> {
+        let code = program.code();
+        let input_names: Vec<&str> = program.inputs().collect();
+        let wrt: Vec<String> = match &options.grad {
+            GradSpec::None => Vec::new(),
+            GradSpec::All => input_names.iter().map(|s| s.to_string()).collect(),
+            GradSpec::Some(names) => {
+                for n in names {
+                    if !input_names.contains(&n.as_str()) {
+                        let known = if input_names.is_empty() {
+                            "it has none".to_string()
+                        } else {
+                            format!("its inputs are {}", input_names.join(", "))
+                        };
+                        return Err(Error::Binding {
+                            name: n.clone(),
+                            message: format!(
+                                "cannot differentiate: not an input of the program ({known})"
+                            ),
+                        });
+                    }
+                }
+                names.clone()
+            }
+        };
+        let mut inputs = Vec::new();
+        for (g, info) in code.globals.iter().enumerate() {
+            if !info.is_input {
+                continue;
+            }
+            let name = &code.symbol_names[info.name.0 as usize];
+            let Some(binding) = bindings.get(name) else {
+                return Err(Error::UnboundName {
+                    name: name.clone(),
+                    span: info.span,
+                });
+            };
+            inputs.push(Input {
+                global: g as u32,
+                name: name.clone(),
+                binding,
+                grad: wrt.iter().position(|w| w == name),
+            });
+        }
+        let lanes = bindings.lane_count();
+        let mut grads: Vec<Gradient> = wrt
+            .iter()
+            .map(|w| {
+                let inp = inputs.iter().find(|i| &i.name == w).expect("checked above");
+                let (shape, uniform) = match inp.binding {
+                    Binding::Uniform(t) => (t.shape, true),
+                    Binding::Lanes { shape, .. } => (*shape, false),
+                };
+                Gradient {
+                    name: w.clone(),
+                    shape,
+                    uniform,
+                    per_lane: vec![f64::NAN; lanes * shape.len()],
+                    sum: vec![0.0; shape.len()],
+                }
+            })
+            .collect();
+        let mut values: Vec<Option<std::result::Result<LaneValue, Error>>> = vec![None; lanes];
+        let block = if options.lane_block == 0 {
+            lanes
+        } else {
+            options.lane_block
+        };
+        let mut queue: VecDeque<Vec<usize>> = (0..lanes)
+            .step_by(block.max(1))
+            .map(|s| (s..(s + block).min(lanes)).collect())
+            .collect();
+        let mut steps = 0u64;
+        let mut walks = 0usize;
+        while let Some(group) = queue.pop_front() {
+            walks += 1;
+            let taping = !wrt.is_empty();
+            let (result, input_slots, used) =
+                self.walk(program, &inputs, &group, options.limits, taping);
+            steps += used;
+            match result {
+                Ok(v) => self.collect(
+                    program,
+                    v,
+                    &group,
+                    &inputs,
+                    &input_slots,
+                    &mut values,
+                    &mut grads,
+                ),
+                Err(fault) => match *fault {
+                    Fault::Error { error, mask } => {
+                        let failed = self.lanes_of(mask, &group);
+                        let rest: Vec<usize> = group
+                            .iter()
+                            .copied()
+                            .filter(|l| !failed.contains(l))
+                            .collect();
+                        for &l in &failed {
+                            values[l] = Some(Err(error.clone()));
+                        }
+                        if !rest.is_empty() && failed.len() < group.len() {
+                            queue.push_back(rest);
+                        }
+                    }
+                    Fault::Split { mask } => {
+                        let first = self.lanes_of(mask, &group);
+                        let rest: Vec<usize> = group
+                            .iter()
+                            .copied()
+                            .filter(|l| !first.contains(l))
+                            .collect();
+                        if first.is_empty() || rest.is_empty() {
+                            unreachable!("a split always has lanes on both sides");
+                        }
+                        queue.push_front(rest);
+                        queue.push_front(first);
+                    }
+                },
+            }
+        }
+        let values: Vec<_> = values
+            .into_iter()
+            .map(|v| v.expect("every lane is resolved"))
+            .collect();
+        for g in &mut grads {
+            let n = g.shape.len();
+            for (l, v) in values.iter().enumerate() {
+                if v.is_ok() {
+                    for e in 0..n {
+                        g.sum[e] += g.per_lane[l * n + e];
+                    }
+                }
+            }
+        }
+        Ok(Outcome {
+            lanes,
+            values,
+            grads,
+            steps,
+            walks,
+        })
+    }
+
+    fn lanes_of(&self, mask: MaskId, group: &[usize]) -> Vec<usize> {
+        if mask == MaskId::ALL {
+            return group.to_vec();
+        }
+        self.state
+            .masks
+            .lanes_of(mask)
+            .into_iter()
+            .map(|i| group[i])
+            .collect()
+    }
+
+    /// One walk over the lanes of `group`.
+    fn walk(
+        &mut self,
+        program: &Program,
+        inputs: &[Input<'_>],
+        group: &[usize],
+        limits: Limits,
+        taping: bool,
+    ) -> (std::result::Result<Value, Box<Fault>>, Vec<Slot>, u64) {
+        let code = program.code();
+        let st = &mut self.state;
+        let l = group.len();
+        st.pay
+            .reset(l, limits.max_memory / std::mem::size_of::<R>());
+        st.masks.reset(l);
+        st.heap.reset();
+        st.tape.reset();
+        st.stack.clear();
+        st.loops.clear();
+        st.globals.clear();
+        st.globals.resize(code.globals.len(), Value::Unassigned);
+        let mut slots = Vec::with_capacity(inputs.len());
+        for &c in &code.consts {
+            if st.pay.push_scalar(R::from_f64(c), false).is_none() {
+                return (Err(memory_fault(limits)), slots, 0);
+            }
+        }
+        for inp in inputs {
+            let active = inp.grad.is_some();
+            let slot = match inp.binding {
+                Binding::Uniform(t) => {
+                    let Some(s) = st.pay.alloc(t.shape, false, active) else {
+                        return (Err(memory_fault(limits)), slots, 0);
+                    };
+                    for (d, &x) in st.pay.get_mut(s).iter_mut().zip(&t.data) {
+                        *d = R::from_f64(x);
+                    }
+                    s
+                }
+                Binding::Lanes { shape, data } => {
+                    let Some(s) = st.pay.alloc(*shape, true, active) else {
+                        return (Err(memory_fault(limits)), slots, 0);
+                    };
+                    let n = shape.len();
+                    let dst = st.pay.get_mut(s);
+                    for e in 0..n {
+                        for (i, &lane) in group.iter().enumerate() {
+                            dst[e * l + i] = R::from_f64(data[lane * n + e]);
+                        }
+                    }
+                    s
+                }
+            };
+            st.globals[inp.global as usize] = Value::Num(slot);
+            slots.push(slot);
+        }
+        st.stack.resize(code.top_frame as usize, Value::Unassigned);
+        let mut m = Machine::new(code, st, limits, taping);
+        let r = m.eval(
+            code.top,
+            Ctx {
+                fp: 0,
+                clo: NO_CLOSURE,
+            },
+        );
+        let used = m.steps();
+        (r, slots, used)
+    }
+
+    /// Reads values and gradients of a successful walk into the per-lane results.
+    #[allow(clippy::too_many_arguments)]
+    fn collect(
+        &mut self,
+        program: &Program,
+        v: Value,
+        group: &[usize],
+        inputs: &[Input<'_>],
+        input_slots: &[Slot],
+        values: &mut [Option<std::result::Result<LaneValue, Error>>],
+        grads: &mut [Gradient],
+    ) {
+        let code = program.code();
+        let st = &self.state;
+        for (i, &lane) in group.iter().enumerate() {
+            values[lane] = Some(Ok(lane_value(v, i, code, &st.pay, &st.masks, &st.heap)));
+        }
+        if grads.is_empty() {
+            return;
+        }
+        let result = match v {
+            Value::Num(s) if st.pay.info(s).shape.is_scalar() => s,
+            other => {
+                let got = match other {
+                    Value::Num(s) => st.pay.info(s).shape.to_string(),
+                    o => o.kind().to_string(),
+                };
+                for &lane in group {
+                    values[lane] = Some(Err(Error::NotDifferentiable { got: got.clone() }));
+                }
+                return;
+            }
+        };
+        self.adj.prepare(&self.state.pay);
+        if let Some(seed) = self.adj.get_mut(result, Shape::Scalar) {
+            seed.fill(R::ONE);
+        }
+        let st = &mut self.state;
+        backward(&st.tape, &st.pay, &st.masks, &mut self.adj, &mut st.grad);
+        let l = group.len();
+        for (inp, &slot) in inputs.iter().zip(input_slots) {
+            let Some(k) = inp.grad else { continue };
+            let g = &mut grads[k];
+            let n = g.shape.len();
+            match self.adj.get(slot, g.shape) {
+                Some(a) => {
+                    for e in 0..n {
+                        for (i, &lane) in group.iter().enumerate() {
+                            g.per_lane[lane * n + e] = a[e * l + i].to_f64();
+                        }
+                    }
+                }
+                None => {
+                    for &lane in group {
+                        g.per_lane[lane * n..(lane + 1) * n].fill(0.0);
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn memory_fault(limits: Limits) -> Box<Fault> {
+    Box::new(Fault::Error {
+        error: Error::MemoryLimit {
+            limit_mb: (limits.max_memory >> 20) as u64,
+            span: Default::default(),
+        },
+        mask: MaskId::ALL,
+    })
+}

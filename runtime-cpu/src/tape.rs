@@ -1,0 +1,157 @@
+//! The reverse tape: a `Copy` record per numeric operation on a value that depends on a
+//! differentiated input. Structural operations record nothing.
+
+use crate::value::{MaskId, Slot};
+use shared_ir::{BinaryOp, UnaryOp};
+
+/// A vector or matrix operation with its own adjoint rule.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum LinalgOp {
+    /// `dot a b`.
+    Dot,
+    /// `vsum a`.
+    Vsum,
+    /// `norm a`.
+    Norm,
+    /// `normalize a`.
+    Normalize,
+    /// `normalize a` with the protected clamp.
+    NormalizeProtected,
+    /// `cross a b`.
+    Cross,
+    /// `matvec A v`.
+    Matvec,
+    /// `matmul A B`.
+    Matmul,
+    /// `transpose A`.
+    Transpose,
+    /// `trace A`.
+    Trace,
+    /// `outer a b`.
+    Outer,
+    /// `det A`.
+    Det,
+    /// `logdet A`.
+    Logdet,
+    /// `inv A`.
+    Inv,
+    /// `solve A b`.
+    Solve,
+}
+
+/// One recorded operation.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub enum Rec {
+    /// Elementwise unary.
+    Unary {
+        /// The op.
+        op: UnaryOp,
+        /// Result.
+        out: Slot,
+        /// Operand.
+        a: Slot,
+    },
+    /// Elementwise binary with scalar broadcast.
+    Binary {
+        /// The op.
+        op: BinaryOp,
+        /// Result.
+        out: Slot,
+        /// First operand.
+        a: Slot,
+        /// Second operand.
+        b: Slot,
+    },
+    /// Lane-wise merge of two branch values: `cond ? a : b`.
+    Select {
+        /// Result.
+        out: Slot,
+        /// Lanes that take `a`.
+        cond: MaskId,
+        /// Value where `cond` is set.
+        a: Slot,
+        /// Value elsewhere.
+        b: Slot,
+    },
+    /// Concatenation of the parts `aux[start..start+count]` (building a vector or matrix).
+    Pack {
+        /// Result.
+        out: Slot,
+        /// First part in [`Tape::aux`].
+        start: u32,
+        /// Number of parts.
+        count: u32,
+    },
+    /// A contiguous run of elements of `src` starting at element `first` (`ref`).
+    Extract {
+        /// Result.
+        out: Slot,
+        /// The vector or matrix.
+        src: Slot,
+        /// First element taken.
+        first: u32,
+    },
+    /// A vector or matrix op (`b` unused for one-operand ops).
+    Linalg {
+        /// The op.
+        op: LinalgOp,
+        /// Result.
+        out: Slot,
+        /// First operand.
+        a: Slot,
+        /// Second operand.
+        b: Slot,
+    },
+}
+
+/// A record and the lanes that were active when it ran.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct Entry {
+    /// The operation.
+    pub rec: Rec,
+    /// Active lanes; [`MaskId::ALL`] when every lane was active.
+    pub mask: MaskId,
+}
+
+/// The tape of one run.
+#[derive(Debug, Default)]
+pub struct Tape {
+    /// Records in execution order.
+    pub entries: Vec<Entry>,
+    /// Operand lists of `Pack` records.
+    pub aux: Vec<Slot>,
+}
+
+impl Tape {
+    /// Empties the tape, keeping its memory.
+    pub fn reset(&mut self) {
+        self.entries.clear();
+        self.aux.clear();
+    }
+
+    /// Records an operation run under `mask`.
+    #[inline(always)]
+    pub fn push(&mut self, rec: Rec, mask: MaskId) {
+        self.entries.push(Entry { rec, mask });
+    }
+
+    /// Number of records.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// True when nothing was recorded.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_stay_small() {
+        assert!(std::mem::size_of::<Entry>() <= 24);
+    }
+}

@@ -1,0 +1,22 @@
+//! The value and operation contract shared by every ndvm runtime.
+//!
+//! `shared-ir` owns what the CPU interpreter and a GPU backend must agree on: the payload number
+//! type ([`Real`]), the elementwise operation set with forward and derivative rules side by side
+//! ([`UnaryOp`], [`BinaryOp`], [`CompareOp`]), and tensor shapes ([`Shape`]). It depends on no
+//! runtime, so either runtime can be built and tested without the other.
+//!
+//! ```
+//! use shared_ir::{BinaryOp, UnaryOp};
+//! let y = UnaryOp::Exp.apply(0.0f64);
+//! assert_eq!(y, 1.0);
+//! assert_eq!(BinaryOp::Mul.partials(2.0f64, 3.0, 6.0), (3.0, 2.0));
+//! ```
+#![forbid(unsafe_code)]
+
+mod op;
+mod real;
+mod shape;
+
+pub use op::{BinaryOp, CompareOp, UnaryOp};
+pub use real::Real;
+pub use shape::Shape;

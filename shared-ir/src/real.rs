@@ -1,0 +1,140 @@
+//! The floating-point types a payload can hold.
+
+use std::fmt::{Debug, Display};
+use std::ops::{Add, AddAssign, Div, Mul, MulAssign, Neg, Sub, SubAssign};
+
+/// A payload number: `f64` (the CPU default) or `f32` (the GPU's type, and `--precision f32`).
+///
+/// Every numeric kernel is written once over this trait and monomorphised for both types.
+pub trait Real:
+    Copy
+    + Default
+    + PartialOrd
+    + Debug
+    + Display
+    + Send
+    + Sync
+    + 'static
+    + Add<Output = Self>
+    + Sub<Output = Self>
+    + Mul<Output = Self>
+    + Div<Output = Self>
+    + Neg<Output = Self>
+    + AddAssign
+    + SubAssign
+    + MulAssign
+{
+    /// Additive identity.
+    const ZERO: Self;
+    /// Multiplicative identity.
+    const ONE: Self;
+    /// Positive infinity.
+    const INFINITY: Self;
+    /// Not a number.
+    const NAN: Self;
+    /// The smallest argument the artifact-compatible protected `sqrt` and `log` accept (1e-8).
+    const PROTECT_FLOOR: Self;
+    /// The name users write on the command line (`f64`, `f32`).
+    const NAME: &'static str;
+
+    /// Converts from `f64`, rounding to nearest for `f32`.
+    fn from_f64(x: f64) -> Self;
+    /// Widens to `f64` exactly.
+    fn to_f64(self) -> f64;
+    /// Sine.
+    fn sin(self) -> Self;
+    /// Cosine.
+    fn cos(self) -> Self;
+    /// e^x.
+    fn exp(self) -> Self;
+    /// Natural logarithm (NaN below zero, -inf at zero).
+    fn ln(self) -> Self;
+    /// Square root (NaN below zero).
+    fn sqrt(self) -> Self;
+    /// Absolute value.
+    fn abs(self) -> Self;
+    /// x^y as `powf`.
+    fn powf(self, y: Self) -> Self;
+    /// Largest integer not greater than x.
+    fn floor(self) -> Self;
+    /// Integer part, rounding toward zero.
+    fn trunc(self) -> Self;
+    /// True unless NaN or infinite.
+    fn is_finite(self) -> bool;
+    /// True for NaN.
+    fn is_nan(self) -> bool;
+    /// Fused or plain multiply-add `self * a + b` (plain: results must not depend on the CPU).
+    #[inline(always)]
+    fn mul_add_plain(self, a: Self, b: Self) -> Self {
+        self * a + b
+    }
+}
+
+macro_rules! impl_real {
+    ($t:ty, $name:literal) => {
+        impl Real for $t {
+            const ZERO: Self = 0.0;
+            const ONE: Self = 1.0;
+            const INFINITY: Self = <$t>::INFINITY;
+            const NAN: Self = <$t>::NAN;
+            const PROTECT_FLOOR: Self = 1e-8;
+            const NAME: &'static str = $name;
+
+            #[inline(always)]
+            fn from_f64(x: f64) -> Self {
+                x as $t
+            }
+            #[inline(always)]
+            fn to_f64(self) -> f64 {
+                self as f64
+            }
+            #[inline(always)]
+            fn sin(self) -> Self {
+                <$t>::sin(self)
+            }
+            #[inline(always)]
+            fn cos(self) -> Self {
+                <$t>::cos(self)
+            }
+            #[inline(always)]
+            fn exp(self) -> Self {
+                <$t>::exp(self)
+            }
+            #[inline(always)]
+            fn ln(self) -> Self {
+                <$t>::ln(self)
+            }
+            #[inline(always)]
+            fn sqrt(self) -> Self {
+                <$t>::sqrt(self)
+            }
+            #[inline(always)]
+            fn abs(self) -> Self {
+                <$t>::abs(self)
+            }
+            #[inline(always)]
+            fn powf(self, y: Self) -> Self {
+                <$t>::powf(self, y)
+            }
+            #[inline(always)]
+            fn floor(self) -> Self {
+                <$t>::floor(self)
+            }
+            #[inline(always)]
+            fn trunc(self) -> Self {
+                <$t>::trunc(self)
+            }
+            #[inline(always)]
+            fn is_finite(self) -> bool {
+                <$t>::is_finite(self)
+            }
+            #[inline(always)]
+            fn is_nan(self) -> bool {
+                <$t>::is_nan(self)
+            }
+        }
+    };
+}
+
+impl_real!(f64, "f64");
+impl_real!(f32, "f32");
