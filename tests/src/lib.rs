@@ -149,3 +149,75 @@ pub fn close(a: f64, b: f64, tol: f64) -> bool {
     }
     (a - b).abs() <= tol * (1.0 + b.abs())
 }
+
+/// One program of the paper's randomized corpus with its stored reference results.
+#[derive(Clone, Debug)]
+pub struct FuzzRecord {
+    /// Corpus id.
+    pub id: u64,
+    /// Source.
+    pub src: String,
+    /// Parameter values.
+    pub params: Vec<(String, f64)>,
+    /// Feature families.
+    pub features: Vec<String>,
+    /// Reference forward value.
+    pub value: f64,
+    /// Reference gradients.
+    pub grads: Vec<(String, f64)>,
+}
+
+/// The 200 programs of `data/fuzz/seed1234_report.json`.
+pub fn fuzz_records() -> Vec<FuzzRecord> {
+    let text =
+        std::fs::read_to_string(data_dir().join("fuzz/seed1234_report.json")).expect("fuzz data");
+    let json = parse_lenient_json(&text);
+    json["records"]
+        .as_array()
+        .expect("records")
+        .iter()
+        .map(|r| {
+            let pairs = |v: &Json| -> Vec<(String, f64)> {
+                v.as_object()
+                    .map(|m| m.iter().map(|(k, v)| (k.clone(), json_f64(v))).collect())
+                    .unwrap_or_default()
+            };
+            FuzzRecord {
+                id: r["id"].as_u64().expect("id"),
+                src: r["src"].as_str().expect("src").to_string(),
+                params: pairs(&r["params"]),
+                features: r["features"]
+                    .as_array()
+                    .map(|a| {
+                        a.iter()
+                            .filter_map(|f| f.as_str().map(str::to_string))
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+                value: json_f64(&r["fwd_oracle"]),
+                grads: pairs(&r["grad_oracle"]),
+            }
+        })
+        .collect()
+}
+
+/// A small deterministic generator (splitmix64) for reproducible random inputs.
+#[derive(Clone, Debug)]
+pub struct SplitMix(pub u64);
+
+impl SplitMix {
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `[lo, hi)`.
+    pub fn uniform(&mut self, lo: f64, hi: f64) -> f64 {
+        let u = (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+        lo + (hi - lo) * u
+    }
+}

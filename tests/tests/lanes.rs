@@ -1,0 +1,243 @@
+//! Lane decomposition: a batched run equals, lane by lane, single-lane runs on each lane's
+//! inputs, for every conformance program and for programs built to diverge.
+
+use ndvm_tests::{suite, SplitMix};
+use runtime_cpu::{Bindings, GradSpec, LaneValue, Program, RunOptions, Session, Tensor};
+
+/// Programs whose lanes take different paths: branches, loop trip counts, recursion depth,
+/// NaN on some lanes, and branches returning different kinds of values.
+const DIVERGENT: &[(&str, &str, &[(&str, f64, f64)])] = &[
+    ("branch", "(if (< x 0.5) (* x x a) (sin (* a x)))", &[("x", 0.0, 1.0), ("a", 0.5, 2.0)]),
+    (
+        "nested_branch",
+        "(cond ((< x 0.3) (* a x)) ((< x 0.6) (exp (* a x))) (else (let ((y (* x x))) (/ y a))))",
+        &[("x", 0.0, 1.0), ("a", 0.5, 2.0)],
+    ),
+    (
+        "loop_trip_count",
+        "(loop ((y x) (k 0)) (if (< y 1.0) (+ y (* a k)) (recur (* y 0.5 a) (+ k 1))))",
+        &[("x", 1.0, 200.0), ("a", 0.8, 1.2)],
+    ),
+    (
+        "loop_branch_in_body",
+        "(loop ((y x) (s 0.0) (k 0)) (if (= k 6) s (recur (if (< y 0.5) (* y 1.7) (* y a)) (+ s (* y y)) (+ k 1))))",
+        &[("x", 0.0, 1.0), ("a", 0.3, 0.9)],
+    ),
+    (
+        "recursion_depth",
+        "(define (f y n) (if (< y 1.0) (* n y a) (f (/ y 2.0) (+ n 1)))) (f x 1)",
+        &[("x", 0.5, 300.0), ("a", 0.5, 2.0)],
+    ),
+    ("nan_lane_masked", "(if (> x 0.0) (sqrt x) (* a x))", &[("x", -1.0, 1.0), ("a", 0.5, 2.0)]),
+    ("nan_lane_value", "(+ (sqrt x) (* a x))", &[("x", -1.0, 1.0), ("a", 0.5, 2.0)]),
+    ("divide_by_zero_masked", "(if (= x 0.0) a (/ a x))", &[("x", -2.0, 2.0), ("a", 0.5, 2.0)]),
+    ("split_kinds", "(if (< x 0.0) 'negative (* a x))", &[("x", -1.0, 1.0), ("a", 0.5, 2.0)]),
+    (
+        "split_then_arith",
+        "(let ((v (if (< x 0.0) (list a x) (* a x)))) (if (pair? v) (* (car v) (car (cdr v))) (+ v 1.0)))",
+        &[("x", -1.0, 1.0), ("a", 0.5, 2.0)],
+    ),
+    (
+        "matrix_branch",
+        "(let ((M (mat (vec a x) (vec x 2.0)))) (if (> (det M) 0.0) (logdet M) (trace (inv M))))",
+        &[("x", -2.0, 2.0), ("a", 0.5, 2.0)],
+    ),
+];
+
+fn ulps_apart(a: f64, b: f64) -> u64 {
+    if a.is_nan() && b.is_nan() {
+        return 0;
+    }
+    if a == b {
+        return 0;
+    }
+    let (x, y) = (a.to_bits() as i64, b.to_bits() as i64);
+    (x - y).unsigned_abs()
+}
+
+fn same(a: &LaneValue, b: &LaneValue) -> bool {
+    match (a, b) {
+        (LaneValue::Number(x), LaneValue::Number(y)) => ulps_apart(*x, *y) <= 4,
+        (LaneValue::Tensor(s, x), LaneValue::Tensor(t, y)) => {
+            s == t && x.iter().zip(y).all(|(p, q)| ulps_apart(*p, *q) <= 4)
+        }
+        (a, b) => a == b,
+    }
+}
+
+/// Runs `program` batched over `lanes` random lanes and once per lane, and compares.
+fn check(
+    name: &str,
+    program: &Program,
+    inputs: &[(String, f64, f64)],
+    uniform: &Bindings,
+    lanes: usize,
+    seed: u64,
+) {
+    let mut rng = SplitMix(seed);
+    let columns: Vec<(String, Vec<f64>)> = inputs
+        .iter()
+        .map(|(n, lo, hi)| {
+            (
+                n.clone(),
+                (0..lanes).map(|_| rng.uniform(*lo, *hi)).collect(),
+            )
+        })
+        .collect();
+    let mut batched = uniform.clone();
+    for (n, col) in &columns {
+        batched = batched.lanes(n, col.clone()).expect("same lane count");
+    }
+    let opts = RunOptions {
+        grad: GradSpec::Some(columns.iter().map(|(n, _)| n.clone()).collect()),
+        ..Default::default()
+    };
+    let mut session = Session::<f64>::new();
+    let out = session.run(program, &batched, &opts).expect("bound");
+    assert_eq!(out.lanes, lanes);
+    for l in 0..lanes {
+        let mut single = uniform.clone();
+        for (n, col) in &columns {
+            single = single.scalar(n, col[l]);
+        }
+        let one = session.run(program, &single, &opts).expect("bound");
+        match (&out.values[l], &one.values[0]) {
+            (Ok(a), Ok(b)) => assert!(
+                same(a, b),
+                "{name} B={lanes} lane {l}: {a:?} vs single {b:?}"
+            ),
+            (Err(a), Err(b)) => assert_eq!(a, b, "{name} B={lanes} lane {l}"),
+            (a, b) => panic!("{name} B={lanes} lane {l}: batched {a:?} vs single {b:?}"),
+        }
+        if out.values[l].is_err() {
+            continue;
+        }
+        for g in &out.grads {
+            let gb = g.per_lane[l];
+            let gs = one.grad(&g.name).expect("same inputs").per_lane[0];
+            assert!(
+                ulps_apart(gb, gs) <= 4,
+                "{name} B={lanes} lane {l} d/d{}: {gb} vs single {gs}",
+                g.name
+            );
+        }
+    }
+}
+
+#[test]
+fn suite_programs_decompose_into_single_lanes() {
+    for p in suite() {
+        let program = Program::parse(&p.src).expect("parses");
+        // Per-lane inputs vary each scalar input by up to 20% around its reference value.
+        let inputs: Vec<(String, f64, f64)> = p
+            .scalars
+            .iter()
+            .map(|(n, x)| (n.clone(), (x * 0.8).min(x * 1.2), (x * 0.8).max(x * 1.2)))
+            .collect();
+        let mut uniform = runtime_cpu::Bindings::new();
+        if let Some((n, r, c, d)) = &p.matrix {
+            uniform = uniform.uniform(n, Tensor::matrix(*r, *c, d.clone()).expect("matrix"));
+        }
+        if inputs.is_empty() {
+            continue;
+        }
+        for (i, &lanes) in [1usize, 7, 64, 1000].iter().enumerate() {
+            if p.name == "kalman2d_T80" && lanes == 1000 {
+                check(&p.name, &program, &inputs, &uniform, 200, 99);
+                continue;
+            }
+            check(&p.name, &program, &inputs, &uniform, lanes, 7 + i as u64);
+        }
+    }
+}
+
+#[test]
+fn divergent_programs_decompose_into_single_lanes() {
+    for (name, src, ranges) in DIVERGENT {
+        let program = Program::parse(src).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let inputs: Vec<(String, f64, f64)> = ranges
+            .iter()
+            .map(|&(n, lo, hi)| (n.to_string(), lo, hi))
+            .collect();
+        for (i, &lanes) in [1usize, 7, 64, 1000].iter().enumerate() {
+            check(
+                name,
+                &program,
+                &inputs,
+                &Bindings::new(),
+                lanes,
+                1234 + i as u64,
+            );
+        }
+    }
+}
+
+#[test]
+fn a_nan_lane_never_reaches_another_lane() {
+    // Lane 1 takes the sqrt of a negative number in the branch it does not take; its gradient
+    // and every other lane's must be exact, and the summed gradient finite.
+    let p = Program::parse("(if (> x 0.0) (* a (sqrt x)) (* a x))").unwrap();
+    let b = Bindings::new()
+        .scalar("a", 2.0)
+        .lanes("x", vec![4.0, -1.0, 9.0])
+        .unwrap();
+    let opts = RunOptions {
+        grad: GradSpec::All,
+        ..Default::default()
+    };
+    let out = Session::<f64>::new().run(&p, &b, &opts).unwrap();
+    let ga = out.grad("a").unwrap();
+    let gx = out.grad("x").unwrap();
+    assert_eq!(ga.per_lane, vec![2.0, -1.0, 3.0]);
+    assert_eq!(gx.per_lane, vec![0.5, 2.0, 1.0 / 3.0]);
+    assert_eq!(ga.sum, vec![4.0]);
+    let p = Program::parse("(+ (sqrt x) (* a x))").unwrap();
+    let out = Session::<f64>::new().run(&p, &b, &opts).unwrap();
+    let ga = out.grad("a").unwrap();
+    assert_eq!(ga.per_lane[0], 4.0);
+    assert_eq!(ga.per_lane[2], 9.0);
+    assert!(out.values[1]
+        .as_ref()
+        .unwrap()
+        .as_number()
+        .unwrap()
+        .is_nan());
+}
+
+#[test]
+fn lane_blocks_give_the_same_results_as_one_walk() {
+    let p = Program::parse(
+        "(loop ((y x) (k 0)) (if (< y 1.0) (+ y (* a k)) (recur (* y 0.5 a) (+ k 1))))",
+    )
+    .unwrap();
+    let mut rng = SplitMix(5);
+    let xs: Vec<f64> = (0..300).map(|_| rng.uniform(1.0, 100.0)).collect();
+    let b = Bindings::new().scalar("a", 0.9).lanes("x", xs).unwrap();
+    let mut session = Session::<f64>::new();
+    let whole = session
+        .run(
+            &p,
+            &b,
+            &RunOptions {
+                grad: GradSpec::All,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    let blocked = session
+        .run(
+            &p,
+            &b,
+            &RunOptions {
+                grad: GradSpec::All,
+                lane_block: 64,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    assert_eq!(blocked.walks, 5);
+    for l in 0..300 {
+        assert_eq!(whole.values[l], blocked.values[l]);
+    }
+    assert_eq!(whole.grads, blocked.grads);
+}
