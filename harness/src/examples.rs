@@ -13,8 +13,13 @@ pub fn kalman_obs() -> Vec<[f64; 2]> {
         .lines()
         .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
         .map(|l| {
-            let mut it = l.split(',').map(|x| x.trim().parse::<f64>().expect("numeric observation"));
-            [it.next().expect("two columns"), it.next().expect("two columns")]
+            let mut it = l
+                .split(',')
+                .map(|x| x.trim().parse::<f64>().expect("numeric observation"));
+            [
+                it.next().expect("two columns"),
+                it.next().expect("two columns"),
+            ]
         })
         .collect()
 }

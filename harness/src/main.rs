@@ -1,1 +1,31 @@
-fn main() {}
+//! `ndvm`: run, differentiate and benchmark programs of the object language.
+
+use clap::{Parser, Subcommand};
+use harness::cli;
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "ndvm",
+    version,
+    about = "Differentiate the evaluator, not the program: exact batched gradients of programs kept as data"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Evaluate a program, optionally with gradients, on one or many lanes.
+    Run(cli::run::RunArgs),
+    /// Run a benchmark experiment and print ratios measured in one run.
+    Bench(cli::bench_cmd::BenchArgs),
+}
+
+fn main() -> ExitCode {
+    match Cli::parse().command {
+        Command::Run(args) => cli::run::main(args),
+        Command::Bench(args) => cli::bench_cmd::main(args),
+    }
+}

@@ -1,10 +1,10 @@
 //! The reverse pass: replays the tape backwards with one `match`, accumulating lane-wide
 //! adjoints for every slot that depends on a differentiated input.
 
-use crate::kernels::elementwise::{self, Side};
+use crate::kernels::elementwise::{self, Side, View};
 use crate::kernels::linalg::{col, col_mut};
 use crate::kernels::lu::LuScratch;
-use crate::kernels::{broadcast, linalg_grad as lg, Gate, Gated, Ungated};
+use crate::kernels::{broadcast, linalg_grad as lg, Gate, Gated, Ungated, Width};
 use crate::mask::Masks;
 use crate::payload::Payloads;
 use crate::tape::{Entry, LinalgOp, Rec, Tape};
@@ -14,6 +14,10 @@ use shared_ir::{Real, Shape};
 const NONE: usize = usize::MAX;
 
 /// Lane-wide adjoints of the active slots of a run.
+///
+/// Between reverse passes every number in `data` is zero: the pass zeroes a result's adjoint
+/// once the record that made the result has consumed it, and the caller zeroes the inputs'
+/// adjoints after reading them ([`Adjoints::take_clean`]). So a pass never zero-fills memory.
 #[derive(Debug, Default)]
 pub struct Adjoints<R> {
     offsets: Vec<usize>,
@@ -45,14 +49,35 @@ impl<R: Real> Adjoints<R> {
                 self.offsets.push(NONE);
             }
         }
-        self.data.clear();
-        self.data.resize(next, R::ZERO);
+        if self.data.len() < next {
+            self.data.resize(next, R::ZERO);
+        }
+        debug_assert!(
+            self.data.iter().all(|&x| x == R::ZERO),
+            "adjoints left dirty"
+        );
     }
 
-    /// The adjoint of a slot (lane-wide, element-major), if it has one.
-    pub fn get(&self, s: Slot, shape: Shape) -> Option<&[R]> {
+    /// Zeroes a slot's adjoint.
+    #[inline(always)]
+    fn clear(&mut self, s: Slot, n: usize) {
         let o = self.offsets[s.0 as usize];
-        (o != NONE).then(|| &self.data[o..o + shape.len() * self.lanes])
+        if o != NONE {
+            self.data[o..o + n * self.lanes].fill(R::ZERO);
+        }
+    }
+
+    /// Copies a slot's adjoint into `out` (as f64) and zeroes it; zeros when it has none.
+    pub fn take_clean(&mut self, s: Slot, shape: Shape, out: &mut Vec<f64>) {
+        out.clear();
+        let n = shape.len() * self.lanes;
+        let o = self.offsets[s.0 as usize];
+        if o == NONE {
+            out.resize(n, 0.0);
+            return;
+        }
+        out.extend(self.data[o..o + n].iter().map(|x| x.to_f64()));
+        self.data[o..o + n].fill(R::ZERO);
     }
 
     /// The adjoint of a slot, mutably (for seeding).
@@ -92,24 +117,22 @@ pub fn backward<R: Real>(
     adj: &mut Adjoints<R>,
     scratch: &mut Scratch<R>,
 ) {
-    for entry in tape.entries.iter().rev() {
-        if entry.mask == MaskId::ALL {
-            step(entry, tape, pay, masks, adj, scratch, Ungated);
-        } else {
-            step(
-                entry,
-                tape,
-                pay,
-                masks,
-                adj,
-                scratch,
-                Gated(masks.get(entry.mask)),
-            );
+    crate::with_width!(pay.lanes(), w => {
+        for entry in tape.entries.iter().rev() {
+            if entry.mask == MaskId::ALL {
+                step(entry, tape, pay, masks, adj, scratch, Ungated, w);
+            } else {
+                let gate = Gated(masks.get(entry.mask));
+                step(entry, tape, pay, masks, adj, scratch, gate, w);
+            }
+            let out = entry.rec.out();
+            adj.clear(out, pay.info(out).shape.len());
         }
-    }
+    })
 }
 
-fn step<R: Real, G: Gate>(
+#[allow(clippy::too_many_arguments)]
+fn step<R: Real, G: Gate, W: Width>(
     entry: &Entry,
     tape: &Tape,
     pay: &Payloads<R>,
@@ -117,57 +140,63 @@ fn step<R: Real, G: Gate>(
     adj: &mut Adjoints<R>,
     s: &mut Scratch<R>,
     gate: G,
+    w: W,
 ) {
+    let l = w.get();
+    if l == 1 && gate.keep(0) {
+        // One lane: scalar records need no lane loops.
+        match entry.rec {
+            Rec::Unary { op, out, a } => {
+                if let (Some(x), Some(y)) = (pay.scalar(a), pay.scalar(out)) {
+                    if let Some((da, g)) = adj.pair(a, 1, out, 1) {
+                        da[0] += g[0] * op.derivative(x, y);
+                    }
+                    return;
+                }
+            }
+            Rec::Binary { op, out, a, b } => {
+                if let (Some(x), Some(y), Some(z)) = (pay.scalar(a), pay.scalar(b), pay.scalar(out))
+                {
+                    let (dx, dy) = op.partials(x, y, z);
+                    if let Some((da, g)) = adj.pair(a, 1, out, 1) {
+                        da[0] += g[0] * dx;
+                    }
+                    if let Some((db, g)) = adj.pair(b, 1, out, 1) {
+                        db[0] += g[0] * dy;
+                    }
+                    return;
+                }
+            }
+            _ => {}
+        }
+    }
     match entry.rec {
         Rec::Unary { op, out, a } => {
             let n = pay.info(out).shape.len();
             if let Some((da, g)) = adj.pair(a, n, out, n) {
-                let lanes = pay.lanes();
-                for e in 0..n {
-                    elementwise::unary_grad(
-                        op,
-                        col_mut(da, e, lanes),
-                        col(g, e, lanes),
-                        pay.col(a, e),
-                        pay.col(out, e),
-                        gate,
-                    );
-                }
+                elementwise::unary_grad(op, da, g, view(pay, a), view(pay, out), n, w, gate);
             }
         }
         Rec::Binary { op, out, a, b } => {
             let n = pay.info(out).shape.len();
-            let lanes = pay.lanes();
+            let (va, vb, vy) = (view(pay, a), view(pay, b), view(pay, out));
             for (side, x) in [(Side::Left, a), (Side::Right, b)] {
                 let nx = pay.info(x).shape.len();
                 if let Some((dx, g)) = adj.pair(x, nx, out, n) {
-                    for e in 0..n {
-                        let (ea, eb) = (elem(pay, a, e), elem(pay, b, e));
-                        let ex = if nx == 1 { 0 } else { e };
-                        elementwise::binary_grad(
-                            op,
-                            side,
-                            col_mut(dx, ex, lanes),
-                            col(g, e, lanes),
-                            pay.col(a, ea),
-                            pay.col(b, eb),
-                            pay.col(out, e),
-                            gate,
-                        );
-                    }
+                    elementwise::binary_grad(op, side, dx, g, va, vb, vy, n, w, gate);
                 }
             }
         }
         Rec::Select { out, cond, a, b } => {
             let n = pay.info(out).shape.len();
-            let lanes = pay.lanes();
             let c = masks.get(cond);
             for (x, take) in [(a, true), (b, false)] {
                 if let Some((dx, g)) = adj.pair(x, n, out, n) {
                     for e in 0..n {
-                        let (d, g) = (col_mut(dx, e, lanes), col(g, e, lanes));
-                        for l in 0..lanes {
-                            d[l] += gate.pass(l, if c[l] == take { g[l] } else { R::ZERO });
+                        let (d, g) = (col_mut(dx, e, w), col(g, e, w));
+                        for lane in 0..l {
+                            d[lane] +=
+                                gate.pass(lane, if c[lane] == take { g[lane] } else { R::ZERO });
                         }
                     }
                 }
@@ -175,15 +204,14 @@ fn step<R: Real, G: Gate>(
         }
         Rec::Pack { out, start, count } => {
             let n = pay.info(out).shape.len();
-            let lanes = pay.lanes();
             let mut first = 0usize;
             for &p in &tape.aux[start as usize..(start + count) as usize] {
                 let np = pay.info(p).shape.len();
                 if let Some((dp, g)) = adj.pair(p, np, out, n) {
                     for e in 0..np {
-                        let (d, g) = (col_mut(dp, e, lanes), col(g, first + e, lanes));
-                        for l in 0..lanes {
-                            d[l] += gate.pass(l, g[l]);
+                        let (d, g) = (col_mut(dp, e, w), col(g, first + e, w));
+                        for lane in 0..l {
+                            d[lane] += gate.pass(lane, g[lane]);
                         }
                     }
                 }
@@ -193,27 +221,27 @@ fn step<R: Real, G: Gate>(
         Rec::Extract { out, src, first } => {
             let n = pay.info(out).shape.len();
             let ns = pay.info(src).shape.len();
-            let lanes = pay.lanes();
             if let Some((ds, g)) = adj.pair(src, ns, out, n) {
                 for e in 0..n {
-                    let (d, g) = (col_mut(ds, first as usize + e, lanes), col(g, e, lanes));
-                    for l in 0..lanes {
-                        d[l] += gate.pass(l, g[l]);
+                    let (d, g) = (col_mut(ds, first as usize + e, w), col(g, e, w));
+                    for lane in 0..l {
+                        d[lane] += gate.pass(lane, g[lane]);
                     }
                 }
             }
         }
-        Rec::Linalg { op, out, a, b } => linalg_step(op, out, a, b, pay, adj, s, gate),
+        Rec::Linalg { op, out, a, b } => linalg_step(op, out, a, b, pay, adj, s, gate, w),
     }
 }
 
-/// The element of operand `x` that meets element `e` of the result (scalars broadcast).
+/// A slot as an elementwise kernel sees it.
 #[inline(always)]
-fn elem<R: Real>(pay: &Payloads<R>, x: Slot, e: usize) -> usize {
-    if pay.info(x).shape.is_scalar() {
-        0
-    } else {
-        e
+fn view<R: Real>(pay: &Payloads<R>, x: Slot) -> View<'_, R> {
+    let info = pay.info(x);
+    View {
+        data: pay.get(x),
+        lanes: info.lanes,
+        scalar: info.shape.is_scalar(),
     }
 }
 
@@ -236,7 +264,7 @@ fn dims(shape: Shape) -> (usize, usize) {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn linalg_step<R: Real, G: Gate>(
+fn linalg_step<R: Real, G: Gate, W: Width>(
     op: LinalgOp,
     out: Slot,
     a: Slot,
@@ -245,8 +273,8 @@ fn linalg_step<R: Real, G: Gate>(
     adj: &mut Adjoints<R>,
     s: &mut Scratch<R>,
     gate: G,
+    w: W,
 ) {
-    let l = pay.lanes();
     let sa = pay.info(a).shape;
     let (ma, ka) = dims(sa);
     let na = sa.len();
@@ -281,21 +309,21 @@ fn linalg_step<R: Real, G: Gate>(
     let yv = wide(pay, out, by);
     if let Some((da, g)) = adj.pair(a, na, out, no) {
         match op {
-            LinalgOp::Dot => lg::dot(da, g, bv, na, l, gate),
-            LinalgOp::Vsum => lg::vsum(da, g, na, l, gate),
-            LinalgOp::Norm => lg::norm(da, g, av, yv, na, l, gate),
-            LinalgOp::Normalize => lg::normalize(da, g, av, yv, na, l, false, tmp, gate),
-            LinalgOp::NormalizeProtected => lg::normalize(da, g, av, yv, na, l, true, tmp, gate),
-            LinalgOp::Cross => lg::cross(da, g, bv, true, l, gate),
-            LinalgOp::Matvec => lg::matvec_matrix(da, g, bv, ma, ka, l, gate),
-            LinalgOp::Matmul => lg::matmul_left(da, g, bv, ma, ka, dims(sb).1, l, gate),
-            LinalgOp::Transpose => lg::transpose(da, g, ma, ka, l, gate),
-            LinalgOp::Trace => lg::trace(da, g, ma, ka, l, gate),
-            LinalgOp::Outer => lg::outer(da, g, bv, na, nb, true, l, gate),
-            LinalgOp::Det => lg::det(da, g, av, yv, ma, l, lu, gate),
-            LinalgOp::Logdet => lg::logdet(da, g, av, ma, l, lu, gate),
-            LinalgOp::Inv => lg::inv(da, g, yv, ma, l, tmp, gate),
-            LinalgOp::Solve => lg::solve(da, g, av, yv, ma, dims(sb).1, true, l, lu, gate),
+            LinalgOp::Dot => lg::dot(da, g, bv, na, w, gate),
+            LinalgOp::Vsum => lg::vsum(da, g, na, w, gate),
+            LinalgOp::Norm => lg::norm(da, g, av, yv, na, w, gate),
+            LinalgOp::Normalize => lg::normalize(da, g, av, yv, na, w, false, tmp, gate),
+            LinalgOp::NormalizeProtected => lg::normalize(da, g, av, yv, na, w, true, tmp, gate),
+            LinalgOp::Cross => lg::cross(da, g, bv, true, w, gate),
+            LinalgOp::Matvec => lg::matvec_matrix(da, g, bv, ma, ka, w, gate),
+            LinalgOp::Matmul => lg::matmul_left(da, g, bv, ma, ka, dims(sb).1, w, gate),
+            LinalgOp::Transpose => lg::transpose(da, g, ma, ka, w, gate),
+            LinalgOp::Trace => lg::trace(da, g, ma, ka, w, gate),
+            LinalgOp::Outer => lg::outer(da, g, bv, na, nb, true, w, gate),
+            LinalgOp::Det => lg::det(da, g, av, yv, ma, w, lu, gate),
+            LinalgOp::Logdet => lg::logdet(da, g, av, ma, w, lu, gate),
+            LinalgOp::Inv => lg::inv(da, g, yv, ma, w, tmp, gate),
+            LinalgOp::Solve => lg::solve(da, g, av, yv, ma, dims(sb).1, true, w, lu, gate),
         }
     }
     if !two {
@@ -303,12 +331,12 @@ fn linalg_step<R: Real, G: Gate>(
     }
     if let Some((db, g)) = adj.pair(b, nb, out, no) {
         match op {
-            LinalgOp::Dot => lg::dot(db, g, av, nb, l, gate),
-            LinalgOp::Cross => lg::cross(db, g, av, false, l, gate),
-            LinalgOp::Matvec => lg::matvec_vector(db, g, av, ma, ka, l, gate),
-            LinalgOp::Matmul => lg::matmul_right(db, g, av, ma, ka, dims(sb).1, l, gate),
-            LinalgOp::Outer => lg::outer(db, g, av, na, nb, false, l, gate),
-            LinalgOp::Solve => lg::solve(db, g, av, yv, ma, dims(sb).1, false, l, lu, gate),
+            LinalgOp::Dot => lg::dot(db, g, av, nb, w, gate),
+            LinalgOp::Cross => lg::cross(db, g, av, false, w, gate),
+            LinalgOp::Matvec => lg::matvec_vector(db, g, av, ma, ka, w, gate),
+            LinalgOp::Matmul => lg::matmul_right(db, g, av, ma, ka, dims(sb).1, w, gate),
+            LinalgOp::Outer => lg::outer(db, g, av, na, nb, false, w, gate),
+            LinalgOp::Solve => lg::solve(db, g, av, yv, ma, dims(sb).1, false, w, lu, gate),
             _ => {}
         }
     }

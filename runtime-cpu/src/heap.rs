@@ -51,9 +51,4 @@ impl Heap {
         let cl = self.closures[c as usize];
         self.captured[(cl.start + i) as usize]
     }
-
-    /// Number of objects allocated (pairs, closures, captured values): the allocation count.
-    pub fn objects(&self) -> usize {
-        self.pairs.len() + self.closures.len() + self.captured.len()
-    }
 }

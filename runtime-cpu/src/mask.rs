@@ -100,11 +100,6 @@ impl Masks {
         (any_t, any_f)
     }
 
-    /// True when no lane is set.
-    pub fn is_empty(&self, m: MaskId) -> bool {
-        !self.get(m).iter().any(|&b| b)
-    }
-
     /// The indices of the set lanes.
     pub fn lanes_of(&self, m: MaskId) -> Vec<usize> {
         self.get(m)

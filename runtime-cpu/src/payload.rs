@@ -53,10 +53,15 @@ impl<R: Real> Col<'_, R> {
 }
 
 /// The payload arena of one run.
+///
+/// The arena is a bump allocator over `data`, which keeps its length (the high-water mark)
+/// between runs: a new slot reuses numbers a previous run left there, so nothing is zeroed and
+/// every kernel writes its whole output.
 #[derive(Debug, Default)]
 pub struct Payloads<R> {
     lanes: usize,
     data: Vec<R>,
+    top: usize,
     slots: Vec<SlotInfo>,
     limit: usize,
 }
@@ -66,7 +71,7 @@ impl<R: Real> Payloads<R> {
     /// numbers stored.
     pub fn reset(&mut self, lanes: usize, limit: usize) {
         self.lanes = lanes.max(1);
-        self.data.clear();
+        self.top = 0;
         self.slots.clear();
         self.limit = limit;
     }
@@ -77,20 +82,19 @@ impl<R: Real> Payloads<R> {
         self.lanes
     }
 
-    /// Number of slots.
+    /// Reserves `n` numbers at the top of the arena; `None` past the limit.
     #[inline(always)]
-    pub fn len(&self) -> usize {
-        self.slots.len()
-    }
-
-    /// True when no slot exists.
-    pub fn is_empty(&self) -> bool {
-        self.slots.is_empty()
-    }
-
-    /// Numbers stored so far.
-    pub fn stored(&self) -> usize {
-        self.data.len()
+    fn bump(&mut self, n: usize) -> Option<usize> {
+        let offset = self.top;
+        let end = offset + n;
+        if end > self.limit {
+            return None;
+        }
+        if end > self.data.len() {
+            self.data.resize(end, R::ZERO);
+        }
+        self.top = end;
+        Some(offset)
     }
 
     /// The slot's description.
@@ -99,20 +103,17 @@ impl<R: Real> Payloads<R> {
         self.slots[s.0 as usize]
     }
 
-    /// Allocates a zero-filled slot; `None` when the memory limit would be crossed.
+    /// Allocates a slot whose numbers are unspecified (the caller writes them all); `None`
+    /// when the memory limit would be crossed.
     #[inline]
     pub fn alloc(&mut self, shape: Shape, lanes: bool, active: bool) -> Option<Slot> {
         let lanes = lanes && self.lanes > 1;
-        let offset = self.data.len();
         let n = if lanes {
             shape.len() * self.lanes
         } else {
             shape.len()
         };
-        if offset + n > self.limit {
-            return None;
-        }
-        self.data.resize(offset + n, R::ZERO);
+        let offset = self.bump(n)?;
         self.slots.push(SlotInfo {
             offset,
             shape,
@@ -125,11 +126,8 @@ impl<R: Real> Payloads<R> {
     /// Allocates a uniform scalar holding `x`.
     #[inline]
     pub fn push_scalar(&mut self, x: R, active: bool) -> Option<Slot> {
-        let offset = self.data.len();
-        if offset + 1 > self.limit {
-            return None;
-        }
-        self.data.push(x);
+        let offset = self.bump(1)?;
+        self.data[offset] = x;
         self.slots.push(SlotInfo {
             offset,
             shape: Shape::Scalar,
@@ -175,7 +173,7 @@ impl<R: Real> Payloads<R> {
         let (before, rest) = self.data.split_at_mut(i.offset);
         (
             Inputs {
-                data: before,
+                data: &*before,
                 slots: &self.slots,
                 lanes: self.lanes,
             },
@@ -188,11 +186,6 @@ impl<R: Real> Payloads<R> {
     pub fn scalar(&self, s: Slot) -> Option<R> {
         let i = self.slots[s.0 as usize];
         (!i.lanes && i.shape == Shape::Scalar).then(|| self.data[i.offset])
-    }
-
-    /// Marks a slot as depending on a differentiated input.
-    pub fn set_active(&mut self, s: Slot, active: bool) {
-        self.slots[s.0 as usize].active = active;
     }
 
     /// Every slot's description.

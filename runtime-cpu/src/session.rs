@@ -388,24 +388,23 @@ impl<R: Real> Session<R> {
         let st = &mut self.state;
         backward(&st.tape, &st.pay, &st.masks, &mut self.adj, &mut st.grad);
         let l = group.len();
+        let mut buf = Vec::new();
         for (inp, &slot) in inputs.iter().zip(input_slots) {
+            let shape = st.pay.info(slot).shape;
+            self.adj.take_clean(slot, shape, &mut buf);
             let Some(k) = inp.grad else { continue };
             let g = &mut grads[k];
             let n = g.shape.len();
-            match self.adj.get(slot, g.shape) {
-                Some(a) => {
-                    for e in 0..n {
-                        for (i, &lane) in group.iter().enumerate() {
-                            g.per_lane[lane * n + e] = a[e * l + i].to_f64();
-                        }
-                    }
-                }
-                None => {
-                    for &lane in group {
-                        g.per_lane[lane * n..(lane + 1) * n].fill(0.0);
-                    }
+            for e in 0..n {
+                for (i, &lane) in group.iter().enumerate() {
+                    g.per_lane[lane * n + e] = buf[e * l + i];
                 }
             }
+        }
+        // The seed, when the result is not an input and no record made it (a constant result).
+        let info = st.pay.info(result);
+        if info.active {
+            self.adj.take_clean(result, info.shape, &mut buf);
         }
     }
 }

@@ -104,6 +104,21 @@ pub enum Rec {
     },
 }
 
+impl Rec {
+    /// The slot the record produced.
+    #[inline(always)]
+    pub fn out(&self) -> Slot {
+        match *self {
+            Rec::Unary { out, .. }
+            | Rec::Binary { out, .. }
+            | Rec::Select { out, .. }
+            | Rec::Pack { out, .. }
+            | Rec::Extract { out, .. }
+            | Rec::Linalg { out, .. } => out,
+        }
+    }
+}
+
 /// A record and the lanes that were active when it ran.
 #[derive(Copy, Clone, Debug, PartialEq)]
 pub struct Entry {
@@ -133,16 +148,6 @@ impl Tape {
     #[inline(always)]
     pub fn push(&mut self, rec: Rec, mask: MaskId) {
         self.entries.push(Entry { rec, mask });
-    }
-
-    /// Number of records.
-    pub fn len(&self) -> usize {
-        self.entries.len()
-    }
-
-    /// True when nothing was recorded.
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
     }
 }
 

@@ -4,9 +4,16 @@
 use ndvm_tests::{suite, SplitMix};
 use runtime_cpu::{Bindings, GradSpec, LaneValue, Program, RunOptions, Session, Tensor};
 
+/// A named program and the range each of its inputs is drawn from, per lane.
+type Case = (
+    &'static str,
+    &'static str,
+    &'static [(&'static str, f64, f64)],
+);
+
 /// Programs whose lanes take different paths: branches, loop trip counts, recursion depth,
 /// NaN on some lanes, and branches returning different kinds of values.
-const DIVERGENT: &[(&str, &str, &[(&str, f64, f64)])] = &[
+const DIVERGENT: &[Case] = &[
     ("branch", "(if (< x 0.5) (* x x a) (sin (* a x)))", &[("x", 0.0, 1.0), ("a", 0.5, 2.0)]),
     (
         "nested_branch",

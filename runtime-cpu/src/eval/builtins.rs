@@ -358,11 +358,12 @@ impl<R: Real> Machine<'_, R> {
         match b {
             Builtin::Ones => data.fill(R::ONE),
             Builtin::Eye => {
+                data.fill(R::ZERO);
                 for i in 0..n as usize {
                     data[i * n as usize + i] = R::ONE;
                 }
             }
-            _ => {}
+            _ => data.fill(R::ZERO),
         }
         Ok(Value::Num(out))
     }

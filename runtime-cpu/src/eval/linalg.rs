@@ -262,30 +262,27 @@ impl<R: Real> Machine<'_, R> {
         let (m, kk) = dims(ia.shape);
         let (bm, bn) = ib.map_or((0, 0), |i| dims(i.shape));
         let na = ia.shape.len();
-        match op {
-            LinalgOp::Dot => k::dot(o, av, bv, na, l),
-            LinalgOp::Vsum => k::vsum(o, av, na, l),
-            LinalgOp::Norm => k::norm(o, av, na, l),
-            LinalgOp::Normalize => k::normalize(o, av, na, l, &mut st.buf_c, false),
-            LinalgOp::NormalizeProtected => k::normalize(o, av, na, l, &mut st.buf_c, true),
-            LinalgOp::Cross => k::cross(o, av, bv, l),
-            LinalgOp::Matvec => k::matvec(o, av, bv, m, kk, l),
-            LinalgOp::Matmul => k::matmul(o, av, bv, m, kk, bn, l),
-            LinalgOp::Transpose => k::transpose(o, av, m, kk, l),
-            LinalgOp::Trace => k::trace(o, av, m, kk, l),
-            LinalgOp::Outer => k::outer(o, av, bv, na, bm, l),
-            LinalgOp::Det => k::det(o, av, m, l, &mut st.lu),
-            LinalgOp::Logdet => k::logdet(o, av, m, l, &mut st.lu),
-            LinalgOp::Inv => k::inv(o, av, m, l, &mut st.lu),
+        let (buf_c, lu) = (&mut st.buf_c, &mut st.lu);
+        crate::with_width!(l, w => match op {
+            LinalgOp::Dot => k::dot(o, av, bv, na, w),
+            LinalgOp::Vsum => k::vsum(o, av, na, w),
+            LinalgOp::Norm => k::norm(o, av, na, w),
+            LinalgOp::Normalize => k::normalize(o, av, na, w, buf_c, false),
+            LinalgOp::NormalizeProtected => k::normalize(o, av, na, w, buf_c, true),
+            LinalgOp::Cross => k::cross(o, av, bv, w),
+            LinalgOp::Matvec => k::matvec(o, av, bv, m, kk, w),
+            LinalgOp::Matmul => k::matmul(o, av, bv, m, kk, bn, w),
+            LinalgOp::Transpose => k::transpose(o, av, m, kk, w),
+            LinalgOp::Trace => k::trace(o, av, m, kk, w),
+            LinalgOp::Outer => k::outer(o, av, bv, na, bm, w),
+            LinalgOp::Det => k::det(o, av, m, w, lu),
+            LinalgOp::Logdet => k::logdet(o, av, m, w, lu),
+            LinalgOp::Inv => k::inv(o, av, m, w, lu),
             LinalgOp::Solve => {
-                let cols = if ib.is_some_and(|i| matches!(i.shape, Shape::Matrix(..))) {
-                    bn
-                } else {
-                    1
-                };
-                k::solve(o, av, bv, m, cols, l, &mut st.lu)
+                let cols = if ib.is_some_and(|i| matches!(i.shape, Shape::Matrix(..))) { bn } else { 1 };
+                k::solve(o, av, bv, m, cols, w, lu)
             }
-        }
+        });
         if active && self.taping {
             let rec = Rec::Linalg {
                 op,

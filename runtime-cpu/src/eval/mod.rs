@@ -146,27 +146,94 @@ impl<'c, R: Real> Machine<'c, R> {
         self.code.span(node)
     }
 
-    /// Evaluates a non-tail subexpression to a value.
+    /// Evaluates a non-tail subexpression to a value. Leaves are read directly; numeric nodes
+    /// are computed without entering the trampoline.
     #[inline]
     pub fn eval(&mut self, node: NodeId, ctx: Ctx) -> EResult<Value> {
-        match self.eval_flow(node, ctx)? {
-            Flow::Value(v) => Ok(v),
-            Flow::Recurred => Err(self.fail(Error::RecurNotInTail {
+        match self.code.node(node) {
+            Node::Const(v) => Ok(v),
+            Node::Local(s) => self.read(self.s.stack[ctx.fp + s as usize], node),
+            Node::Capture(i) => self.read(self.s.heap.capture(ctx.clo, i), node),
+            Node::Global(g) => self.read(self.s.globals[g as usize], node),
+            _ => self.eval_deep(node, ctx),
+        }
+    }
+
+    /// Evaluates a non-leaf subexpression, counting its depth.
+    fn eval_deep(&mut self, node: NodeId, ctx: Ctx) -> EResult<Value> {
+        self.enter(node)?;
+        let r = if self.depth % 32 == 0 {
+            stacker::maybe_grow(RED_ZONE, STACK_GROWTH, || self.eval_node(node, ctx))
+        } else {
+            self.eval_node(node, ctx)
+        };
+        self.depth -= 1;
+        r
+    }
+
+    /// Counts one more nested evaluation and the step it takes.
+    #[inline(always)]
+    fn enter(&mut self, node: NodeId) -> EResult<()> {
+        self.depth += 1;
+        self.fuel -= 1;
+        if self.depth > self.limits.max_depth || self.fuel == 0 {
+            return Err(self.limit_error(node));
+        }
+        Ok(())
+    }
+
+    #[cold]
+    fn limit_error(&mut self, node: NodeId) -> Box<Fault> {
+        self.depth -= 1;
+        if self.fuel == 0 {
+            self.fuel = 1;
+            return self.fail(Error::StepBudget {
+                limit: self.limits.max_steps,
                 span: self.span(node),
-            })),
+            });
+        }
+        self.fail(Error::DepthLimit {
+            limit: self.limits.max_depth,
+            span: self.span(node),
+        })
+    }
+
+    /// Numeric nodes directly; control nodes through the trampoline.
+    #[inline]
+    fn eval_node(&mut self, node: NodeId, ctx: Ctx) -> EResult<Value> {
+        match self.code.node(node) {
+            Node::Unary(op, a) => {
+                let v = self.eval(a, ctx)?;
+                self.unary(op, v, node)
+            }
+            Node::Binary(op, a, b) => {
+                let x = self.eval(a, ctx)?;
+                let y = self.eval(b, ctx)?;
+                self.binary(op, x, y, node)
+            }
+            Node::Compare(op, a, b) => {
+                let x = self.eval(a, ctx)?;
+                let y = self.eval(b, ctx)?;
+                self.compare(op, x, y, node)
+            }
+            Node::Prim(b, args) => {
+                let base = self.push_args(args, ctx)?;
+                let r = self.apply_builtin(b, base, args.len as usize, node);
+                self.s.stack.truncate(base);
+                r
+            }
+            _ => match self.walk(node, ctx)? {
+                Flow::Value(v) => Ok(v),
+                Flow::Recurred => Err(self.fail(Error::RecurNotInTail {
+                    span: self.span(node),
+                })),
+            },
         }
     }
 
     /// Evaluates an expression in tail position of a loop body (a branch of a divergent `if`).
     pub fn eval_flow(&mut self, node: NodeId, ctx: Ctx) -> EResult<Flow> {
-        self.depth += 1;
-        if self.depth > self.limits.max_depth {
-            self.depth -= 1;
-            return Err(self.fail(Error::DepthLimit {
-                limit: self.limits.max_depth,
-                span: self.span(node),
-            }));
-        }
+        self.enter(node)?;
         let r = if self.depth % 32 == 0 {
             stacker::maybe_grow(RED_ZONE, STACK_GROWTH, || self.walk(node, ctx))
         } else {
@@ -425,19 +492,22 @@ impl<'c, R: Real> Machine<'c, R> {
 
     /// Leaves a walk: finishes its loops (merging lanes that left them early) and pops its
     /// frames.
+    #[inline]
     fn unwind(
         &mut self,
         result: EResult<Flow>,
         entry_sp: usize,
         loops_base: usize,
     ) -> EResult<Flow> {
-        let result = match result {
-            Ok(Flow::Value(v)) if self.s.loops.len() > loops_base => {
-                self.finish_loops(loops_base, v).map(Flow::Value)
-            }
-            r => r,
-        };
-        self.s.loops.truncate(loops_base);
+        if self.s.loops.len() > loops_base {
+            let result = match result {
+                Ok(Flow::Value(v)) => self.finish_loops(loops_base, v).map(Flow::Value),
+                r => r,
+            };
+            self.s.loops.truncate(loops_base);
+            self.s.stack.truncate(entry_sp);
+            return result;
+        }
         self.s.stack.truncate(entry_sp);
         result
     }

@@ -4,7 +4,7 @@
 use super::{EResult, Machine};
 use crate::code::NodeId;
 use crate::error::Error;
-use crate::kernels::elementwise;
+use crate::kernels::elementwise::{self, View};
 use crate::tape::Rec;
 use crate::value::{Slot, Value};
 use shared_ir::{BinaryOp, CompareOp, Real, Shape, UnaryOp};
@@ -69,12 +69,18 @@ impl<R: Real> Machine<'_, R> {
             }
         } else {
             let out = self.alloc_slot(ia.shape, ia.lanes, ia.active, Some(node))?;
-            let lanes = self.s.pay.lanes();
+            let w = if self.s.pay.info(out).lanes {
+                self.s.pay.lanes()
+            } else {
+                1
+            };
             let (inputs, o) = self.s.pay.split(out);
-            let w = if ia.lanes { lanes } else { 1 };
-            for e in 0..ia.shape.len() {
-                elementwise::unary(op, &mut o[e * w..(e + 1) * w], inputs.col(a, e));
-            }
+            let va = View {
+                data: inputs.get(a),
+                lanes: ia.lanes && w > 1,
+                scalar: false,
+            };
+            crate::with_width!(w, lw => elementwise::unary(op, o, va, ia.shape.len(), lw));
             out
         };
         if ia.active && self.taping {
@@ -125,14 +131,23 @@ impl<R: Real> Machine<'_, R> {
             let shape = self.broadcast_shape(op.name(), ia.shape, ib.shape, node)?;
             let lanes_out = ia.lanes || ib.lanes;
             let out = self.alloc_slot(shape, lanes_out, active, Some(node))?;
-            let w = if lanes_out { self.s.pay.lanes() } else { 1 };
+            let w = if self.s.pay.info(out).lanes {
+                self.s.pay.lanes()
+            } else {
+                1
+            };
             let (inputs, o) = self.s.pay.split(out);
-            let (sa, sb) = (ia.shape.is_scalar(), ib.shape.is_scalar());
-            for e in 0..shape.len() {
-                let ca = inputs.col(a, if sa { 0 } else { e });
-                let cb = inputs.col(b, if sb { 0 } else { e });
-                elementwise::binary(op, &mut o[e * w..(e + 1) * w], ca, cb);
-            }
+            let va = View {
+                data: inputs.get(a),
+                lanes: ia.lanes && w > 1,
+                scalar: ia.shape.is_scalar(),
+            };
+            let vb = View {
+                data: inputs.get(b),
+                lanes: ib.lanes && w > 1,
+                scalar: ib.shape.is_scalar(),
+            };
+            crate::with_width!(w, lw => elementwise::binary(op, o, va, vb, shape.len(), lw));
             out
         };
         if active && self.taping {

@@ -1,7 +1,7 @@
 //! Elementwise unary and binary kernels. The op is matched once, outside the lane loop, and
 //! each arm instantiates the loop with the op's rule inlined.
 
-use super::Gate;
+use super::{Gate, Width};
 use crate::payload::Col;
 use shared_ir::{BinaryOp, Real, UnaryOp};
 
@@ -97,57 +97,112 @@ macro_rules! each_unary_op {
     };
 }
 
-/// `out[l] = op(a[l])` for one element across lanes (`a` uniform or per lane).
-#[inline]
-pub fn unary<R: Real>(op: UnaryOp, out: &mut [R], a: Col<'_, R>) {
-    each_unary_op!(op, K => match a {
-        Col::Lanes(a) => {
-            for (o, &x) in out.iter_mut().zip(a) {
-                *o = K.apply(x);
-            }
-        }
-        Col::Uniform(x) => out.fill(K.apply(x)),
-    })
+/// A slot seen by an elementwise kernel: its data, whether it holds one value per lane, and
+/// whether it is a scalar broadcast against the other operand's elements.
+#[derive(Copy, Clone, Debug)]
+pub struct View<'a, R> {
+    /// The slot's numbers (element-major).
+    pub data: &'a [R],
+    /// One value per lane.
+    pub lanes: bool,
+    /// A scalar broadcast to every element.
+    pub scalar: bool,
 }
 
-/// `out[l] = op(a[l], b[l])` for one element across lanes.
-#[inline]
-pub fn binary<R: Real>(op: BinaryOp, out: &mut [R], a: Col<'_, R>, b: Col<'_, R>) {
-    each_binary_op!(op, K => match (a, b) {
+impl<'a, R: Real> View<'a, R> {
+    /// Element `e` across `l` lanes.
+    #[inline(always)]
+    pub fn col(&self, e: usize, l: usize) -> Col<'a, R> {
+        let e = if self.scalar { 0 } else { e };
+        if self.lanes {
+            Col::Lanes(&self.data[e * l..(e + 1) * l])
+        } else {
+            Col::Uniform(self.data[e])
+        }
+    }
+}
+
+#[inline(always)]
+fn apply_unary<R: Real>(k: UnaryOp, out: &mut [R], a: Col<'_, R>) {
+    match a {
+        Col::Lanes(a) => {
+            for (o, &x) in out.iter_mut().zip(a) {
+                *o = k.apply(x);
+            }
+        }
+        Col::Uniform(x) => out.fill(k.apply(x)),
+    }
+}
+
+#[inline(always)]
+fn apply_binary<R: Real>(k: BinaryOp, out: &mut [R], a: Col<'_, R>, b: Col<'_, R>) {
+    match (a, b) {
         (Col::Lanes(a), Col::Lanes(b)) => {
             for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {
-                *o = K.apply(x, y);
+                *o = k.apply(x, y);
             }
         }
         (Col::Lanes(a), Col::Uniform(y)) => {
             for (o, &x) in out.iter_mut().zip(a) {
-                *o = K.apply(x, y);
+                *o = k.apply(x, y);
             }
         }
         (Col::Uniform(x), Col::Lanes(b)) => {
             for (o, &y) in out.iter_mut().zip(b) {
-                *o = K.apply(x, y);
+                *o = k.apply(x, y);
             }
         }
-        (Col::Uniform(x), Col::Uniform(y)) => out.fill(K.apply(x, y)),
+        (Col::Uniform(x), Col::Uniform(y)) => out.fill(k.apply(x, y)),
+    }
+}
+
+/// `out = op(a)` over `n` elements; `l` is the output's lane width (1 when uniform).
+pub fn unary<R: Real, W: Width>(op: UnaryOp, out: &mut [R], a: View<'_, R>, n: usize, w: W) {
+    let l = w.get();
+    each_unary_op!(op, K => {
+        for e in 0..n {
+            apply_unary(K, &mut out[e * l..(e + 1) * l], a.col(e, l));
+        }
     })
 }
 
-/// Reverse of [`unary`]: `adj_a[l] += g[l] * f'(a[l])` on kept lanes.
-#[inline]
-pub fn unary_grad<R: Real, G: Gate>(
+/// `out = op(a, b)` over `n` elements with scalar broadcast; `l` is the output's lane width.
+pub fn binary<R: Real, W: Width>(
+    op: BinaryOp,
+    out: &mut [R],
+    a: View<'_, R>,
+    b: View<'_, R>,
+    n: usize,
+    w: W,
+) {
+    let l = w.get();
+    each_binary_op!(op, K => {
+        for e in 0..n {
+            apply_binary(K, &mut out[e * l..(e + 1) * l], a.col(e, l), b.col(e, l));
+        }
+    })
+}
+
+/// Reverse of [`unary`]: `adj_a += g * f'(a)` on kept lanes (`adj` and `g` are lane-wide, `l`).
+#[allow(clippy::too_many_arguments)]
+pub fn unary_grad<R: Real, G: Gate, W: Width>(
     op: UnaryOp,
-    adj_a: &mut [R],
+    adj: &mut [R],
     g: &[R],
-    a: Col<'_, R>,
-    y: Col<'_, R>,
+    a: View<'_, R>,
+    y: View<'_, R>,
+    n: usize,
+    w: W,
     gate: G,
 ) {
-    let n = adj_a.len().min(g.len());
+    let l = w.get();
     each_unary_op!(op, K => {
-        for l in 0..n {
-            let d = K.derivative(a.at(l), y.at(l));
-            adj_a[l] += gate.pass(l, g[l] * d);
+        for e in 0..n {
+            let (ad, gc, ac, yc) = (&mut adj[e * l..(e + 1) * l], &g[e * l..(e + 1) * l], a.col(e, l), y.col(e, l));
+            for lane in 0..l {
+                let d = K.derivative(ac.at(lane), yc.at(lane));
+                ad[lane] += gate.pass(lane, gc[lane] * d);
+            }
         }
     })
 }
@@ -161,57 +216,63 @@ pub enum Side {
     Right,
 }
 
-/// Reverse of [`binary`] for one operand: `adj[l] += g[l] * d op / d side` on kept lanes.
-#[inline]
+/// Reverse of [`binary`] for one operand: `adj += g * d op / d side` on kept lanes. When that
+/// operand is a broadcast scalar, every element's contribution goes to its single element.
 #[allow(clippy::too_many_arguments)]
-pub fn binary_grad<R: Real, G: Gate>(
+pub fn binary_grad<R: Real, G: Gate, W: Width>(
     op: BinaryOp,
     side: Side,
     adj: &mut [R],
     g: &[R],
-    a: Col<'_, R>,
-    b: Col<'_, R>,
-    y: Col<'_, R>,
+    a: View<'_, R>,
+    b: View<'_, R>,
+    y: View<'_, R>,
+    n: usize,
+    w: W,
     gate: G,
 ) {
-    let n = adj.len().min(g.len());
+    let l = w.get();
+    let target_scalar = match side {
+        Side::Left => a.scalar,
+        Side::Right => b.scalar,
+    };
     each_binary_op!(op, K => {
-        match (side, K) {
-            (Side::Left, BinaryOp::Add | BinaryOp::Sub) => {
-                for l in 0..n {
-                    adj[l] += gate.pass(l, g[l]);
+        for e in 0..n {
+            let t = if target_scalar { 0 } else { e };
+            let (ad, gc) = (&mut adj[t * l..(t + 1) * l], &g[e * l..(e + 1) * l]);
+            let (ac, bc, yc) = (a.col(e, l), b.col(e, l), y.col(e, l));
+            match (side, K) {
+                (Side::Left, BinaryOp::Add | BinaryOp::Sub) | (Side::Right, BinaryOp::Add) => {
+                    for lane in 0..l {
+                        ad[lane] += gate.pass(lane, gc[lane]);
+                    }
                 }
-            }
-            (Side::Right, BinaryOp::Add) => {
-                for l in 0..n {
-                    adj[l] += gate.pass(l, g[l]);
+                (Side::Right, BinaryOp::Sub) => {
+                    for lane in 0..l {
+                        ad[lane] -= gate.pass(lane, gc[lane]);
+                    }
                 }
-            }
-            (Side::Right, BinaryOp::Sub) => {
-                for l in 0..n {
-                    adj[l] -= gate.pass(l, g[l]);
+                (Side::Left, BinaryOp::Mul) => {
+                    for lane in 0..l {
+                        ad[lane] += gate.pass(lane, gc[lane] * bc.at(lane));
+                    }
                 }
-            }
-            (Side::Left, BinaryOp::Mul) => {
-                for l in 0..n {
-                    adj[l] += gate.pass(l, g[l] * b.at(l));
+                (Side::Right, BinaryOp::Mul) => {
+                    for lane in 0..l {
+                        ad[lane] += gate.pass(lane, gc[lane] * ac.at(lane));
+                    }
                 }
-            }
-            (Side::Right, BinaryOp::Mul) => {
-                for l in 0..n {
-                    adj[l] += gate.pass(l, g[l] * a.at(l));
+                (Side::Left, _) => {
+                    for lane in 0..l {
+                        let (da, _) = K.partials(ac.at(lane), bc.at(lane), yc.at(lane));
+                        ad[lane] += gate.pass(lane, gc[lane] * da);
+                    }
                 }
-            }
-            (Side::Left, _) => {
-                for l in 0..n {
-                    let (da, _) = K.partials(a.at(l), b.at(l), y.at(l));
-                    adj[l] += gate.pass(l, g[l] * da);
-                }
-            }
-            (Side::Right, _) => {
-                for l in 0..n {
-                    let (_, db) = K.partials(a.at(l), b.at(l), y.at(l));
-                    adj[l] += gate.pass(l, g[l] * db);
+                (Side::Right, _) => {
+                    for lane in 0..l {
+                        let (_, db) = K.partials(ac.at(lane), bc.at(lane), yc.at(lane));
+                        ad[lane] += gate.pass(lane, gc[lane] * db);
+                    }
                 }
             }
         }

@@ -2,17 +2,20 @@
 //! uniform operand is broadcast by the caller, or every operand is uniform and `l = 1`).
 
 use super::lu::LuScratch;
+use super::Width;
 use shared_ir::Real;
 
 /// Element `e` of an element-major buffer with `l` lanes.
 #[inline(always)]
-pub fn col<R>(buf: &[R], e: usize, l: usize) -> &[R] {
+pub fn col<R, W: Width>(buf: &[R], e: usize, w: W) -> &[R] {
+    let l = w.get();
     &buf[e * l..(e + 1) * l]
 }
 
 /// Element `e` of an element-major buffer with `l` lanes, mutably.
 #[inline(always)]
-pub fn col_mut<R>(buf: &mut [R], e: usize, l: usize) -> &mut [R] {
+pub fn col_mut<R, W: Width>(buf: &mut [R], e: usize, w: W) -> &mut [R] {
+    let l = w.get();
     &mut buf[e * l..(e + 1) * l]
 }
 
@@ -25,26 +28,26 @@ pub fn fma_into<R: Real>(out: &mut [R], a: &[R], b: &[R]) {
 }
 
 /// `dot`: `out = sum_i a_i b_i`.
-pub fn dot<R: Real>(out: &mut [R], a: &[R], b: &[R], n: usize, l: usize) {
+pub fn dot<R: Real, W: Width>(out: &mut [R], a: &[R], b: &[R], n: usize, w: W) {
     out.fill(R::ZERO);
     for i in 0..n {
-        fma_into(out, col(a, i, l), col(b, i, l));
+        fma_into(out, col(a, i, w), col(b, i, w));
     }
 }
 
 /// `vsum`: `out = sum_i a_i`.
-pub fn vsum<R: Real>(out: &mut [R], a: &[R], n: usize, l: usize) {
+pub fn vsum<R: Real, W: Width>(out: &mut [R], a: &[R], n: usize, w: W) {
     out.fill(R::ZERO);
     for i in 0..n {
-        for (o, &x) in out.iter_mut().zip(col(a, i, l)) {
+        for (o, &x) in out.iter_mut().zip(col(a, i, w)) {
             *o += x;
         }
     }
 }
 
 /// `norm`: `out = sqrt(sum_i a_i^2)`.
-pub fn norm<R: Real>(out: &mut [R], a: &[R], n: usize, l: usize) {
-    dot(out, a, a, n, l);
+pub fn norm<R: Real, W: Width>(out: &mut [R], a: &[R], n: usize, w: W) {
+    dot(out, a, a, n, w);
     for o in out.iter_mut() {
         *o = o.sqrt();
     }
@@ -52,17 +55,18 @@ pub fn norm<R: Real>(out: &mut [R], a: &[R], n: usize, l: usize) {
 
 /// `normalize`: `out = a / |a|` (a zero vector gives NaN, or is divided by 1e-8 when
 /// `protected`).
-pub fn normalize<R: Real>(
+pub fn normalize<R: Real, W: Width>(
     out: &mut [R],
     a: &[R],
     n: usize,
-    l: usize,
+    w: W,
     norms: &mut Vec<R>,
     protected: bool,
 ) {
+    let l = w.get();
     norms.clear();
     norms.resize(l, R::ZERO);
-    norm(norms, a, n, l);
+    norm(norms, a, n, w);
     if protected {
         for x in norms.iter_mut() {
             if *x < R::PROTECT_FLOOR {
@@ -71,9 +75,9 @@ pub fn normalize<R: Real>(
         }
     }
     for i in 0..n {
-        for ((o, &x), &s) in col_mut(out, i, l)
+        for ((o, &x), &s) in col_mut(out, i, w)
             .iter_mut()
-            .zip(col(a, i, l))
+            .zip(col(a, i, w))
             .zip(norms.iter())
         {
             *o = x / s;
@@ -82,7 +86,8 @@ pub fn normalize<R: Real>(
 }
 
 /// `cross` of two 3-vectors.
-pub fn cross<R: Real>(out: &mut [R], a: &[R], b: &[R], l: usize) {
+pub fn cross<R: Real, W: Width>(out: &mut [R], a: &[R], b: &[R], w: W) {
+    let l = w.get();
     for lane in 0..l {
         let (a0, a1, a2) = (a[lane], a[l + lane], a[2 * l + lane]);
         let (b0, b1, b2) = (b[lane], b[l + lane], b[2 * l + lane]);
@@ -93,56 +98,64 @@ pub fn cross<R: Real>(out: &mut [R], a: &[R], b: &[R], l: usize) {
 }
 
 /// `matvec`: `out_i = sum_j A_ij v_j` for `A` of `m x k`.
-pub fn matvec<R: Real>(out: &mut [R], a: &[R], v: &[R], m: usize, k: usize, l: usize) {
+pub fn matvec<R: Real, W: Width>(out: &mut [R], a: &[R], v: &[R], m: usize, k: usize, w: W) {
     out.fill(R::ZERO);
     for i in 0..m {
-        let o = col_mut(out, i, l);
+        let o = col_mut(out, i, w);
         for j in 0..k {
-            fma_into(o, col(a, i * k + j, l), col(v, j, l));
+            fma_into(o, col(a, i * k + j, w), col(v, j, w));
         }
     }
 }
 
 /// `matmul`: `C = A B` for `A` of `m x k` and `B` of `k x n`.
-pub fn matmul<R: Real>(out: &mut [R], a: &[R], b: &[R], m: usize, k: usize, n: usize, l: usize) {
+pub fn matmul<R: Real, W: Width>(
+    out: &mut [R],
+    a: &[R],
+    b: &[R],
+    m: usize,
+    k: usize,
+    n: usize,
+    w: W,
+) {
     out.fill(R::ZERO);
     for i in 0..m {
         for j in 0..n {
-            let o = col_mut(out, i * n + j, l);
+            let o = col_mut(out, i * n + j, w);
             for p in 0..k {
-                fma_into(o, col(a, i * k + p, l), col(b, p * n + j, l));
+                fma_into(o, col(a, i * k + p, w), col(b, p * n + j, w));
             }
         }
     }
 }
 
 /// `transpose` of an `m x n` matrix.
-pub fn transpose<R: Real>(out: &mut [R], a: &[R], m: usize, n: usize, l: usize) {
+pub fn transpose<R: Real, W: Width>(out: &mut [R], a: &[R], m: usize, n: usize, w: W) {
     for i in 0..m {
         for j in 0..n {
-            col_mut(out, j * m + i, l).copy_from_slice(col(a, i * n + j, l));
+            col_mut(out, j * m + i, w).copy_from_slice(col(a, i * n + j, w));
         }
     }
 }
 
 /// `trace`: the sum of the diagonal (of the leading square part).
-pub fn trace<R: Real>(out: &mut [R], a: &[R], m: usize, n: usize, l: usize) {
+pub fn trace<R: Real, W: Width>(out: &mut [R], a: &[R], m: usize, n: usize, w: W) {
     out.fill(R::ZERO);
     for i in 0..m.min(n) {
-        for (o, &x) in out.iter_mut().zip(col(a, i * n + i, l)) {
+        for (o, &x) in out.iter_mut().zip(col(a, i * n + i, w)) {
             *o += x;
         }
     }
 }
 
 /// `outer`: `C_ij = a_i b_j`.
-pub fn outer<R: Real>(out: &mut [R], a: &[R], b: &[R], m: usize, n: usize, l: usize) {
+pub fn outer<R: Real, W: Width>(out: &mut [R], a: &[R], b: &[R], m: usize, n: usize, w: W) {
     for i in 0..m {
         for j in 0..n {
-            for ((o, &x), &y) in col_mut(out, i * n + j, l)
+            for ((o, &x), &y) in col_mut(out, i * n + j, w)
                 .iter_mut()
-                .zip(col(a, i, l))
-                .zip(col(b, j, l))
+                .zip(col(a, i, w))
+                .zip(col(b, j, w))
             {
                 *o = x * y;
             }
@@ -151,12 +164,13 @@ pub fn outer<R: Real>(out: &mut [R], a: &[R], b: &[R], m: usize, n: usize, l: us
 }
 
 /// `det` of an `n x n` matrix: closed forms for n <= 2, LU per lane above.
-pub fn det<R: Real>(out: &mut [R], a: &[R], n: usize, l: usize, s: &mut LuScratch<R>) {
+pub fn det<R: Real, W: Width>(out: &mut [R], a: &[R], n: usize, w: W, s: &mut LuScratch<R>) {
+    let l = w.get();
     match n {
         0 => out.fill(R::ONE),
-        1 => out.copy_from_slice(col(a, 0, l)),
+        1 => out.copy_from_slice(col(a, 0, w)),
         2 => {
-            let (a0, a1, a2, a3) = (col(a, 0, l), col(a, 1, l), col(a, 2, l), col(a, 3, l));
+            let (a0, a1, a2, a3) = (col(a, 0, w), col(a, 1, w), col(a, 2, w), col(a, 3, w));
             for lane in 0..l {
                 out[lane] = a0[lane] * a3[lane] - a1[lane] * a2[lane];
             }
@@ -170,9 +184,10 @@ pub fn det<R: Real>(out: &mut [R], a: &[R], n: usize, l: usize, s: &mut LuScratc
 }
 
 /// `logdet`: `ln |det A|`.
-pub fn logdet<R: Real>(out: &mut [R], a: &[R], n: usize, l: usize, s: &mut LuScratch<R>) {
+pub fn logdet<R: Real, W: Width>(out: &mut [R], a: &[R], n: usize, w: W, s: &mut LuScratch<R>) {
+    let l = w.get();
     if n <= 2 {
-        det(out, a, n, l, s);
+        det(out, a, n, w, s);
         for o in out.iter_mut() {
             *o = o.abs().ln();
         }
@@ -185,16 +200,17 @@ pub fn logdet<R: Real>(out: &mut [R], a: &[R], n: usize, l: usize, s: &mut LuScr
 }
 
 /// `inv`: closed form for n <= 2, LU per lane above.
-pub fn inv<R: Real>(out: &mut [R], a: &[R], n: usize, l: usize, s: &mut LuScratch<R>) {
+pub fn inv<R: Real, W: Width>(out: &mut [R], a: &[R], n: usize, w: W, s: &mut LuScratch<R>) {
+    let l = w.get();
     match n {
         0 => {}
         1 => {
-            for (o, &x) in out.iter_mut().zip(col(a, 0, l)) {
+            for (o, &x) in out.iter_mut().zip(col(a, 0, w)) {
                 *o = R::ONE / x;
             }
         }
         2 => {
-            let (a0, a1, a2, a3) = (col(a, 0, l), col(a, 1, l), col(a, 2, l), col(a, 3, l));
+            let (a0, a1, a2, a3) = (col(a, 0, w), col(a, 1, w), col(a, 2, w), col(a, 3, w));
             let (o01, o23) = out.split_at_mut(2 * l);
             let (o0, o1) = o01.split_at_mut(l);
             let (o2, o3) = o23.split_at_mut(l);
@@ -219,15 +235,16 @@ pub fn inv<R: Real>(out: &mut [R], a: &[R], n: usize, l: usize, s: &mut LuScratc
 }
 
 /// `solve A b` for `A` of `n x n` and `b` of `n x k` (a vector is `k = 1`).
-pub fn solve<R: Real>(
+pub fn solve<R: Real, W: Width>(
     out: &mut [R],
     a: &[R],
     b: &[R],
     n: usize,
     k: usize,
-    l: usize,
+    w: W,
     s: &mut LuScratch<R>,
 ) {
+    let l = w.get();
     for lane in 0..l {
         s.load_factor(a, n, lane, l);
         for j in 0..k {

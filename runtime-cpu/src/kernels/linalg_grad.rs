@@ -3,28 +3,44 @@
 
 use super::linalg::{col, col_mut};
 use super::lu::{self, LuScratch};
-use super::Gate;
+use super::{Gate, Width};
 use shared_ir::Real;
 
 /// `adj_e += g * w_e` for every element `e` of `n`.
-fn scaled_add<R: Real, G: Gate>(adj: &mut [R], g: &[R], w: &[R], n: usize, l: usize, gate: G) {
+fn scaled_add<R: Real, G: Gate, W: Width>(
+    adj: &mut [R],
+    g: &[R],
+    other: &[R],
+    n: usize,
+    w: W,
+    gate: G,
+) {
+    let l = w.get();
     for e in 0..n {
-        let (a, w) = (col_mut(adj, e, l), col(w, e, l));
+        let (a, o) = (col_mut(adj, e, w), col(other, e, w));
         for lane in 0..l {
-            a[lane] += gate.pass(lane, g[lane] * w[lane]);
+            a[lane] += gate.pass(lane, g[lane] * o[lane]);
         }
     }
 }
 
 /// `dot`: the adjoint of one operand is `g` times the other.
-pub fn dot<R: Real, G: Gate>(adj: &mut [R], g: &[R], other: &[R], n: usize, l: usize, gate: G) {
-    scaled_add(adj, g, other, n, l, gate);
+pub fn dot<R: Real, G: Gate, W: Width>(
+    adj: &mut [R],
+    g: &[R],
+    other: &[R],
+    n: usize,
+    w: W,
+    gate: G,
+) {
+    scaled_add(adj, g, other, n, w, gate);
 }
 
 /// `vsum`: every element receives `g`.
-pub fn vsum<R: Real, G: Gate>(adj: &mut [R], g: &[R], n: usize, l: usize, gate: G) {
+pub fn vsum<R: Real, G: Gate, W: Width>(adj: &mut [R], g: &[R], n: usize, w: W, gate: G) {
+    let l = w.get();
     for e in 0..n {
-        let a = col_mut(adj, e, l);
+        let a = col_mut(adj, e, w);
         for lane in 0..l {
             a[lane] += gate.pass(lane, g[lane]);
         }
@@ -32,17 +48,18 @@ pub fn vsum<R: Real, G: Gate>(adj: &mut [R], g: &[R], n: usize, l: usize, gate: 
 }
 
 /// `norm`: `adj_i += g a_i / |a|`.
-pub fn norm<R: Real, G: Gate>(
+pub fn norm<R: Real, G: Gate, W: Width>(
     adj: &mut [R],
     g: &[R],
     a: &[R],
     y: &[R],
     n: usize,
-    l: usize,
+    w: W,
     gate: G,
 ) {
+    let l = w.get();
     for e in 0..n {
-        let (ad, a) = (col_mut(adj, e, l), col(a, e, l));
+        let (ad, a) = (col_mut(adj, e, w), col(a, e, w));
         for lane in 0..l {
             ad[lane] += gate.pass(lane, g[lane] * a[lane] / y[lane]);
         }
@@ -52,22 +69,23 @@ pub fn norm<R: Real, G: Gate>(
 /// `normalize`: for `y = a / s` with `s = |a|` (or its clamp), `adj += (g - y (y . g)) / s`
 /// (the clamped branch, where `s` is constant, gives `g / s`).
 #[allow(clippy::too_many_arguments)]
-pub fn normalize<R: Real, G: Gate>(
+pub fn normalize<R: Real, G: Gate, W: Width>(
     adj: &mut [R],
     g: &[R],
     a: &[R],
     y: &[R],
     n: usize,
-    l: usize,
+    w: W,
     protected: bool,
     tmp: &mut Vec<R>,
     gate: G,
 ) {
+    let l = w.get();
     tmp.clear();
     tmp.resize(2 * l, R::ZERO);
     let (yg, s) = tmp.split_at_mut(l);
     for e in 0..n {
-        let (gc, yc, ac) = (col(g, e, l), col(y, e, l), col(a, e, l));
+        let (gc, yc, ac) = (col(g, e, w), col(y, e, w), col(a, e, w));
         for lane in 0..l {
             yg[lane] += yc[lane] * gc[lane];
             s[lane] += ac[lane] * ac[lane];
@@ -77,7 +95,7 @@ pub fn normalize<R: Real, G: Gate>(
         s[lane] = s[lane].sqrt();
     }
     for e in 0..n {
-        let (ad, gc, yc) = (col_mut(adj, e, l), col(g, e, l), col(y, e, l));
+        let (ad, gc, yc) = (col_mut(adj, e, w), col(g, e, w), col(y, e, w));
         for lane in 0..l {
             let clamped = protected && s[lane] < R::PROTECT_FLOOR;
             let c = if clamped {
@@ -91,14 +109,15 @@ pub fn normalize<R: Real, G: Gate>(
 }
 
 /// `cross`: `adj_a += b x g` (`first`) or `adj_b += g x a` (otherwise; `other` is `a`).
-pub fn cross<R: Real, G: Gate>(
+pub fn cross<R: Real, G: Gate, W: Width>(
     adj: &mut [R],
     g: &[R],
     other: &[R],
     first: bool,
-    l: usize,
+    w: W,
     gate: G,
 ) {
+    let l = w.get();
     for lane in 0..l {
         let (g0, g1, g2) = (g[lane], g[l + lane], g[2 * l + lane]);
         let (o0, o1, o2) = (other[lane], other[l + lane], other[2 * l + lane]);
@@ -114,19 +133,20 @@ pub fn cross<R: Real, G: Gate>(
 }
 
 /// `matvec` w.r.t. the matrix: `adj_ij += g_i v_j`.
-pub fn matvec_matrix<R: Real, G: Gate>(
+pub fn matvec_matrix<R: Real, G: Gate, W: Width>(
     adj: &mut [R],
     g: &[R],
     v: &[R],
     m: usize,
     k: usize,
-    l: usize,
+    w: W,
     gate: G,
 ) {
+    let l = w.get();
     for i in 0..m {
-        let gi = col(g, i, l);
+        let gi = col(g, i, w);
         for j in 0..k {
-            let (a, vj) = (col_mut(adj, i * k + j, l), col(v, j, l));
+            let (a, vj) = (col_mut(adj, i * k + j, w), col(v, j, w));
             for lane in 0..l {
                 a[lane] += gate.pass(lane, gi[lane] * vj[lane]);
             }
@@ -135,17 +155,18 @@ pub fn matvec_matrix<R: Real, G: Gate>(
 }
 
 /// `matvec` w.r.t. the vector: `adj_j += sum_i A_ij g_i`.
-pub fn matvec_vector<R: Real, G: Gate>(
+pub fn matvec_vector<R: Real, G: Gate, W: Width>(
     adj: &mut [R],
     g: &[R],
     a: &[R],
     m: usize,
     k: usize,
-    l: usize,
+    w: W,
     gate: G,
 ) {
+    let l = w.get();
     for j in 0..k {
-        let ad = col_mut(adj, j, l);
+        let ad = col_mut(adj, j, w);
         for lane in 0..l {
             let mut s = R::ZERO;
             for i in 0..m {
@@ -158,19 +179,20 @@ pub fn matvec_vector<R: Real, G: Gate>(
 
 /// `matmul` w.r.t. the left factor: `adj_A = G B^T` (`A` m x k, `B` k x n).
 #[allow(clippy::too_many_arguments)]
-pub fn matmul_left<R: Real, G: Gate>(
+pub fn matmul_left<R: Real, G: Gate, W: Width>(
     adj: &mut [R],
     g: &[R],
     b: &[R],
     m: usize,
     k: usize,
     n: usize,
-    l: usize,
+    w: W,
     gate: G,
 ) {
+    let l = w.get();
     for i in 0..m {
         for p in 0..k {
-            let ad = col_mut(adj, i * k + p, l);
+            let ad = col_mut(adj, i * k + p, w);
             for lane in 0..l {
                 let mut s = R::ZERO;
                 for j in 0..n {
@@ -184,19 +206,20 @@ pub fn matmul_left<R: Real, G: Gate>(
 
 /// `matmul` w.r.t. the right factor: `adj_B = A^T G`.
 #[allow(clippy::too_many_arguments)]
-pub fn matmul_right<R: Real, G: Gate>(
+pub fn matmul_right<R: Real, G: Gate, W: Width>(
     adj: &mut [R],
     g: &[R],
     a: &[R],
     m: usize,
     k: usize,
     n: usize,
-    l: usize,
+    w: W,
     gate: G,
 ) {
+    let l = w.get();
     for p in 0..k {
         for j in 0..n {
-            let ad = col_mut(adj, p * n + j, l);
+            let ad = col_mut(adj, p * n + j, w);
             for lane in 0..l {
                 let mut s = R::ZERO;
                 for i in 0..m {
@@ -209,10 +232,18 @@ pub fn matmul_right<R: Real, G: Gate>(
 }
 
 /// `transpose` of an `m x n` matrix: `adj_ij += G_ji`.
-pub fn transpose<R: Real, G: Gate>(adj: &mut [R], g: &[R], m: usize, n: usize, l: usize, gate: G) {
+pub fn transpose<R: Real, G: Gate, W: Width>(
+    adj: &mut [R],
+    g: &[R],
+    m: usize,
+    n: usize,
+    w: W,
+    gate: G,
+) {
+    let l = w.get();
     for i in 0..m {
         for j in 0..n {
-            let (ad, gc) = (col_mut(adj, i * n + j, l), col(g, j * m + i, l));
+            let (ad, gc) = (col_mut(adj, i * n + j, w), col(g, j * m + i, w));
             for lane in 0..l {
                 ad[lane] += gate.pass(lane, gc[lane]);
             }
@@ -221,9 +252,17 @@ pub fn transpose<R: Real, G: Gate>(adj: &mut [R], g: &[R], m: usize, n: usize, l
 }
 
 /// `trace`: `adj_ii += g`.
-pub fn trace<R: Real, G: Gate>(adj: &mut [R], g: &[R], m: usize, n: usize, l: usize, gate: G) {
+pub fn trace<R: Real, G: Gate, W: Width>(
+    adj: &mut [R],
+    g: &[R],
+    m: usize,
+    n: usize,
+    w: W,
+    gate: G,
+) {
+    let l = w.get();
     for i in 0..m.min(n) {
-        let ad = col_mut(adj, i * n + i, l);
+        let ad = col_mut(adj, i * n + i, w);
         for lane in 0..l {
             ad[lane] += gate.pass(lane, g[lane]);
         }
@@ -232,19 +271,20 @@ pub fn trace<R: Real, G: Gate>(adj: &mut [R], g: &[R], m: usize, n: usize, l: us
 
 /// `outer` w.r.t. `a` (`first`): `adj_i += sum_j G_ij b_j`; w.r.t. `b`: `adj_j += sum_i G_ij a_i`.
 #[allow(clippy::too_many_arguments)]
-pub fn outer<R: Real, G: Gate>(
+pub fn outer<R: Real, G: Gate, W: Width>(
     adj: &mut [R],
     g: &[R],
     other: &[R],
     m: usize,
     n: usize,
     first: bool,
-    l: usize,
+    w: W,
     gate: G,
 ) {
+    let l = w.get();
     let (outer_len, inner_len) = if first { (m, n) } else { (n, m) };
     for x in 0..outer_len {
-        let ad = col_mut(adj, x, l);
+        let ad = col_mut(adj, x, w);
         for lane in 0..l {
             let mut s = R::ZERO;
             for y in 0..inner_len {
@@ -262,16 +302,17 @@ pub fn outer<R: Real, G: Gate>(
 
 /// `det`: `adj += g det(A) A^-T`, the cofactor matrix (no division for n <= 2).
 #[allow(clippy::too_many_arguments)]
-pub fn det<R: Real, G: Gate>(
+pub fn det<R: Real, G: Gate, W: Width>(
     adj: &mut [R],
     g: &[R],
     a: &[R],
     y: &[R],
     n: usize,
-    l: usize,
+    w: W,
     s: &mut LuScratch<R>,
     gate: G,
 ) {
+    let l = w.get();
     match n {
         0 => {}
         1 => {
@@ -280,36 +321,37 @@ pub fn det<R: Real, G: Gate>(
             }
         }
         2 => {
-            let (a0, a1, a2, a3) = (col(a, 0, l), col(a, 1, l), col(a, 2, l), col(a, 3, l));
+            let (a0, a1, a2, a3) = (col(a, 0, w), col(a, 1, w), col(a, 2, w), col(a, 3, w));
             let cof = [a3, a2, a1, a0];
             let sign = [R::ONE, -R::ONE, -R::ONE, R::ONE];
             for e in 0..4 {
-                let ad = col_mut(adj, e, l);
+                let ad = col_mut(adj, e, w);
                 for lane in 0..l {
                     ad[lane] += gate.pass(lane, g[lane] * sign[e] * cof[e][lane]);
                 }
             }
         }
-        _ => inverse_transpose_scaled(adj, g, a, Some(y), n, l, s, gate),
+        _ => inverse_transpose_scaled(adj, g, a, Some(y), n, w, s, gate),
     }
 }
 
 /// `logdet`: `adj += g A^-T`.
-pub fn logdet<R: Real, G: Gate>(
+pub fn logdet<R: Real, G: Gate, W: Width>(
     adj: &mut [R],
     g: &[R],
     a: &[R],
     n: usize,
-    l: usize,
+    w: W,
     s: &mut LuScratch<R>,
     gate: G,
 ) {
+    let l = w.get();
     if n == 2 {
-        let (a0, a1, a2, a3) = (col(a, 0, l), col(a, 1, l), col(a, 2, l), col(a, 3, l));
+        let (a0, a1, a2, a3) = (col(a, 0, w), col(a, 1, w), col(a, 2, w), col(a, 3, w));
         let cof = [a3, a2, a1, a0];
         let sign = [R::ONE, -R::ONE, -R::ONE, R::ONE];
         for e in 0..4 {
-            let ad = col_mut(adj, e, l);
+            let ad = col_mut(adj, e, w);
             for lane in 0..l {
                 let d = a0[lane] * a3[lane] - a1[lane] * a2[lane];
                 ad[lane] += gate.pass(lane, g[lane] * sign[e] * cof[e][lane] / d);
@@ -317,21 +359,22 @@ pub fn logdet<R: Real, G: Gate>(
         }
         return;
     }
-    inverse_transpose_scaled(adj, g, a, None, n, l, s, gate);
+    inverse_transpose_scaled(adj, g, a, None, n, w, s, gate);
 }
 
 /// `adj += g (y or 1) A^-T`, one lane at a time through LU.
 #[allow(clippy::too_many_arguments)]
-fn inverse_transpose_scaled<R: Real, G: Gate>(
+fn inverse_transpose_scaled<R: Real, G: Gate, W: Width>(
     adj: &mut [R],
     g: &[R],
     a: &[R],
     y: Option<&[R]>,
     n: usize,
-    l: usize,
+    w: W,
     s: &mut LuScratch<R>,
     gate: G,
 ) {
+    let l = w.get();
     for lane in 0..l {
         if !gate.keep(lane) {
             continue;
@@ -348,23 +391,24 @@ fn inverse_transpose_scaled<R: Real, G: Gate>(
 }
 
 /// `inv`: `adj -= Y^T G Y^T` where `Y` is the inverse.
-pub fn inv<R: Real, G: Gate>(
+pub fn inv<R: Real, G: Gate, W: Width>(
     adj: &mut [R],
     g: &[R],
     y: &[R],
     n: usize,
-    l: usize,
+    w: W,
     tmp: &mut Vec<R>,
     gate: G,
 ) {
+    let l = w.get();
     // T = Y^T G, then adj_ij -= sum_p T_ip Y_jp.
     tmp.clear();
     tmp.resize(n * n * l, R::ZERO);
     for i in 0..n {
         for p in 0..n {
-            let t = col_mut(tmp, i * n + p, l);
+            let t = col_mut(tmp, i * n + p, w);
             for k in 0..n {
-                let (yk, gk) = (col(y, k * n + i, l), col(g, k * n + p, l));
+                let (yk, gk) = (col(y, k * n + i, w), col(g, k * n + p, w));
                 for lane in 0..l {
                     t[lane] += yk[lane] * gk[lane];
                 }
@@ -373,7 +417,7 @@ pub fn inv<R: Real, G: Gate>(
     }
     for i in 0..n {
         for j in 0..n {
-            let ad = col_mut(adj, i * n + j, l);
+            let ad = col_mut(adj, i * n + j, w);
             for lane in 0..l {
                 let mut s = R::ZERO;
                 for p in 0..n {
@@ -388,7 +432,7 @@ pub fn inv<R: Real, G: Gate>(
 /// `solve A b` (`b` of `n x k`, result `x`): w.r.t. `b` (`wrt_matrix = false`) `adj += Z`,
 /// w.r.t. `A` `adj -= Z X^T`, where `Z = A^-T G`.
 #[allow(clippy::too_many_arguments)]
-pub fn solve<R: Real, G: Gate>(
+pub fn solve<R: Real, G: Gate, W: Width>(
     adj: &mut [R],
     g: &[R],
     a: &[R],
@@ -396,10 +440,11 @@ pub fn solve<R: Real, G: Gate>(
     n: usize,
     k: usize,
     wrt_matrix: bool,
-    l: usize,
+    w: W,
     s: &mut LuScratch<R>,
     gate: G,
 ) {
+    let l = w.get();
     for lane in 0..l {
         if !gate.keep(lane) {
             continue;

@@ -9,6 +9,9 @@
 //! | `linalg_grad.rs` | vector and matrix ops, reverse |
 //! | `lu.rs` | per-lane LU for determinants, inverses and solves of any size |
 
+// Lane loops index several slices with the same lane; that is the clearest form here.
+#![allow(clippy::needless_range_loop)]
+
 pub mod elementwise;
 pub mod linalg;
 pub mod linalg_grad;
@@ -52,6 +55,50 @@ impl Gate for Gated<'_> {
     fn keep(&self, l: usize) -> bool {
         self.0[l]
     }
+}
+
+/// The lane count a kernel loops over. [`One`] makes it a constant, so the one-lane
+/// instantiation of every kernel compiles to straight scalar code.
+pub trait Width: Copy {
+    /// The lane count.
+    fn get(self) -> usize;
+}
+
+/// Exactly one lane.
+#[derive(Copy, Clone, Debug)]
+pub struct One;
+
+impl Width for One {
+    #[inline(always)]
+    fn get(self) -> usize {
+        1
+    }
+}
+
+/// Any number of lanes.
+#[derive(Copy, Clone, Debug)]
+pub struct Lanes(pub usize);
+
+impl Width for Lanes {
+    #[inline(always)]
+    fn get(self) -> usize {
+        self.0
+    }
+}
+
+/// Calls `$body` with `$w` bound to [`One`] when `$l == 1` and to [`Lanes`] otherwise.
+#[macro_export]
+macro_rules! with_width {
+    ($l:expr, $w:ident => $body:expr) => {{
+        let l: usize = $l;
+        if l == 1 {
+            let $w = $crate::kernels::One;
+            $body
+        } else {
+            let $w = $crate::kernels::Lanes(l);
+            $body
+        }
+    }};
 }
 
 /// Copies a uniform tensor of `n` elements into `buf` as `lanes` copies, element-major.

@@ -1,0 +1,4 @@
+//! `ndvm bench` experiments: each prints ratios measured in one run against a baseline.
+
+pub mod kalman;
+pub mod timing;

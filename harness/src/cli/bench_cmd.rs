@@ -1,0 +1,104 @@
+//! `ndvm bench`: the performance experiments.
+
+use crate::bench::kalman::{self, Config};
+use clap::{Args, Subcommand};
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// Arguments of `ndvm bench`.
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    /// The experiment.
+    #[command(subcommand)]
+    pub experiment: Experiment,
+}
+
+/// The experiments.
+#[derive(Subcommand, Debug)]
+pub enum Experiment {
+    /// The 80-step Kalman likelihood with gradient against the hand-written ceiling, and the
+    /// small suite programs at one lane.
+    Kalman(KalmanArgs),
+}
+
+/// Arguments of `ndvm bench kalman`.
+#[derive(Args, Debug)]
+pub struct KalmanArgs {
+    /// Lane counts, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "1,8,64,256,1024")]
+    pub lanes: Vec<usize>,
+    /// Precisions, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "f64,f32")]
+    pub precision: Vec<String>,
+    /// Minimum milliseconds per timing sample.
+    #[arg(long, default_value_t = 200)]
+    pub sample_ms: u64,
+    /// Samples per figure (the median is reported).
+    #[arg(long, default_value_t = 5)]
+    pub samples: usize,
+    /// Lanes walked together (0: all lanes in one walk).
+    #[arg(long, default_value_t = 0)]
+    pub lane_block: usize,
+    /// `text` or `json`.
+    #[arg(long, default_value = "text")]
+    pub format: String,
+}
+
+/// Runs `ndvm bench`.
+pub fn main(args: BenchArgs) -> ExitCode {
+    match args.experiment {
+        Experiment::Kalman(a) => kalman_cmd(a),
+    }
+}
+
+fn kalman_cmd(a: KalmanArgs) -> ExitCode {
+    for p in &a.precision {
+        if p != "f64" && p != "f32" {
+            eprintln!("error: unknown precision `{p}` (use f64 or f32)");
+            return ExitCode::from(2);
+        }
+    }
+    let cfg = Config {
+        lanes: a.lanes,
+        precisions: a.precision,
+        min_sample: Duration::from_millis(a.sample_ms),
+        samples: a.samples,
+        lane_block: a.lane_block,
+    };
+    let rows = kalman::kalman(&cfg);
+    let small = kalman::small(&cfg);
+    let decode = kalman::kalman_decode_us(&cfg);
+    if a.format == "json" {
+        let json =
+            serde_json::json!({ "kalman": rows, "kalman_decode_us": decode, "small": small });
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json).expect("serialisable")
+        );
+        return ExitCode::SUCCESS;
+    }
+    println!("Kalman 80-step NLL, value + gradient (q, r), program decoded once (decode: {decode:.2} us)");
+    println!(
+        "{:<5} {:>6} {:>12} {:>12} {:>14} {:>9} {:>10}",
+        "prec", "lanes", "us/eval", "us/lane", "ceiling us/ln", "ratio", "max rel"
+    );
+    for r in &rows {
+        println!(
+            "{:<5} {:>6} {:>12.2} {:>12.3} {:>14.3} {:>9.2} {:>10.1e}",
+            r.precision,
+            r.lanes,
+            r.eval_us,
+            r.per_lane_us,
+            r.ceiling_per_lane_us,
+            r.ratio_to_ceiling,
+            r.max_rel_diff
+        );
+    }
+    println!();
+    println!("Small programs, 1 lane, value + gradient of every input");
+    println!("{:<20} {:>10} {:>12}", "program", "us/eval", "decode us");
+    for s in &small {
+        println!("{:<20} {:>10.3} {:>12.2}", s.name, s.eval_us, s.decode_us);
+    }
+    ExitCode::SUCCESS
+}

@@ -1,0 +1,8 @@
+//! The `ndvm` subcommands.
+
+pub mod bench_cmd;
+pub mod inputs;
+pub mod output;
+pub mod report;
+pub mod run;
+pub mod table;

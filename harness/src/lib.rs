@@ -1,0 +1,17 @@
+//! The ndvm harness: the command-line program's commands, experiment drivers, and the
+//! hand-written baselines the interpreter is measured against.
+//!
+//! | module | what |
+//! | --- | --- |
+//! | `ceiling` | the 80-step Kalman likelihood and its gradient written by hand (the compiled ceiling) |
+//! | `data` | the reference data in `data/`, embedded |
+//! | `examples` | the example programs in `examples/`, embedded |
+//! | `cli` | the `ndvm` subcommands |
+//! | `bench` | `ndvm bench` experiments |
+#![forbid(unsafe_code)]
+
+pub mod bench;
+pub mod ceiling;
+pub mod cli;
+pub mod data;
+pub mod examples;

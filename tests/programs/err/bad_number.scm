@@ -1,0 +1,3 @@
+; error: UnknownToken
+; at: 3:4
+(+ 1x 2)

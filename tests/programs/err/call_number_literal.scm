@@ -1,0 +1,3 @@
+; error: NotCallable
+; at: 3:1
+(5 1)

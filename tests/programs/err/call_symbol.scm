@@ -1,0 +1,3 @@
+; error: NotCallable
+; at: 3:1
+((car '(a)) 1)

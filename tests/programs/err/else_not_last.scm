@@ -1,0 +1,3 @@
+; error: BadForm
+; at: 3:7
+(cond (else 1) (#t 2))

@@ -1,0 +1,5 @@
+; error: UnexpectedClose
+; at: 4:1
+(define a 1)
+)
+a

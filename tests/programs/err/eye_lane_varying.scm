@@ -1,0 +1,4 @@
+; error: LaneVarying
+; at: 4:1
+; lanes: n=2,3
+(eye n)

@@ -1,0 +1,3 @@
+; error: BadForm
+; at: 3:1
+(if 1)

@@ -1,0 +1,3 @@
+; error: BadForm
+; at: 3:9
+(lambda x x)

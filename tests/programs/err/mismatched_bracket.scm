@@ -1,0 +1,3 @@
+; error: MismatchedClose
+; at: 3:13
+(vsum [1 2 3))

@@ -1,0 +1,3 @@
+; error: MismatchedClose
+; at: 3:7
+(+ 1 2]

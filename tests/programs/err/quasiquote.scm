@@ -1,0 +1,3 @@
+; error: UnknownToken
+; at: 3:1
+`(a b)

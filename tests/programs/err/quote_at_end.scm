@@ -1,0 +1,3 @@
+; error: BadForm
+; at: 3:6
+(+ 1 ')

@@ -1,0 +1,3 @@
+; error: Domain
+; at: 3:1
+(ref [1 2 3] -1)

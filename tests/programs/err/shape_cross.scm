@@ -1,0 +1,3 @@
+; error: Shape
+; at: 3:1
+(cross [1 2] [3 4])

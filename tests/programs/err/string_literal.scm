@@ -1,0 +1,4 @@
+; error: UnknownToken
+; at: 4:6
+; message: no strings
+(+ 1 "two")

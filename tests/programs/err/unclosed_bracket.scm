@@ -1,0 +1,3 @@
+; error: Unclosed
+; at: 3:7
+(vsum [1 2 3

@@ -1,0 +1,3 @@
+; error: Unclosed
+; at: 3:1
+(+ 1 (* 2 3)

@@ -1,0 +1,4 @@
+; error: UnknownOperator
+; at: 4:2
+; message: frobnicate
+(frobnicate 1 2)

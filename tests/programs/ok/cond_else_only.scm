@@ -1,0 +1,2 @@
+; expect: 5
+(cond (else 1 2 (+ 2 3)))

@@ -1,0 +1,3 @@
+; lanes: x=1,2
+; expect: same, different
+(if (eq? x 1) 'same 'different)

@@ -1,0 +1,6 @@
+; expect: ([3 7] [[2 1] [4 3]] [[14]] [[1 2 3] [2 4 6]] [1 2])
+(list (matvec (mat [1 2] [3 4]) [1 1])
+      (matmul (mat [1 2] [3 4]) (mat [0 1] [1 0]))
+      (matmul (mat [1 2 3]) (mat [1] [2] [3]))
+      (matmul (mat [1] [2]) (mat [1 2 3]))
+      (matvec (eye 2) [1 2]))

@@ -1,0 +1,6 @@
+; expect: (#t #f #t #f #t #f #f #t #t #f #t #f #t #t #f #f)
+(list (null? '()) (null? '(1)) (pair? '(1)) (pair? '())
+      (number? 1) (number? 'a) (number? (vec 1 2))
+      (boolean? #f) (boolean? #t) (boolean? 0)
+      (symbol? 'a) (symbol? 1)
+      (procedure? car) (procedure? (lambda () 1)) (procedure? 'car) (pair? car))

@@ -1,0 +1,3 @@
+;; Quoted keywords and primitive names are plain symbols.
+; expect: (if lambda + car #t #f)
+(list 'if 'lambda '+ (car '(car)) (symbol? 'define) (eq? 'if 'else))

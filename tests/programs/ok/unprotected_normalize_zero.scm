@@ -1,0 +1,2 @@
+; expect: nonfinite
+(normalize (zeros 2))
