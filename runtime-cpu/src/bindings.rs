@@ -34,7 +34,7 @@ impl Tensor {
     pub fn matrix(rows: usize, cols: usize, data: Vec<f64>) -> Result<Tensor> {
         if rows * cols != data.len() {
             return Err(Error::Binding {
-                name: String::new(),
+                name: "matrix".into(),
                 message: format!(
                     "a {rows}x{cols} matrix needs {} numbers, got {}",
                     rows * cols,
@@ -96,7 +96,13 @@ impl Bindings {
 
     /// Binds `name` to one tensor of `shape` per lane (`data` holds lane after lane).
     pub fn lane_tensors(mut self, name: &str, shape: Shape, data: Vec<f64>) -> Result<Bindings> {
-        let n = shape.len().max(1);
+        let n = shape.len();
+        if n == 0 {
+            return Err(Error::Binding {
+                name: name.to_string(),
+                message: format!("cannot bind {shape} per lane: it holds no numbers"),
+            });
+        }
         if data.len() % n != 0 || data.is_empty() {
             return Err(Error::Binding {
                 name: name.to_string(),

@@ -186,10 +186,10 @@ pub enum Error {
     /// The payload arena outgrew its memory limit.
     #[error("payload memory limit of {limit_mb} MB exceeded (raise it with --max-memory-mb)")]
     MemoryLimit {
-        /// The limit in MB.
+        /// The limit in MB (rounded up).
         limit_mb: u64,
-        /// The form that allocated.
-        span: Span,
+        /// The form that allocated, if the limit was crossed inside the program.
+        span: Option<Span>,
     },
     /// A gradient was asked of a result that is not one number per lane.
     #[error("cannot take a gradient: the program's value is {got}, not a number")]
@@ -230,8 +230,8 @@ impl Error {
             | LaneVarying { span, .. }
             | NotCallable { span, .. }
             | StepBudget { span, .. }
-            | DepthLimit { span, .. }
-            | MemoryLimit { span, .. } => Some(*span),
+            | DepthLimit { span, .. } => Some(*span),
+            MemoryLimit { span, .. } => *span,
             EmptyProgram | NotDifferentiable { .. } | Binding { .. } => None,
         }
     }

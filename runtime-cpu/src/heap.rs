@@ -11,6 +11,9 @@ pub struct Closure {
     pub start: u32,
     /// Number of captured values.
     pub len: u32,
+    /// Frame base where the closure was made (`u32::MAX` for a merged closure): `letrec`
+    /// completes the captures of closures made in its own frame.
+    pub home: u32,
 }
 
 /// Pairs and closures.

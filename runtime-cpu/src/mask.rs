@@ -55,6 +55,11 @@ impl Masks {
         self.combine(a, b, |x, y| x | y)
     }
 
+    /// `a == b`, lane by lane.
+    pub fn equal(&mut self, a: MaskId, b: MaskId) -> MaskId {
+        self.combine(a, b, |x, y| x == y)
+    }
+
     /// `!a`.
     pub fn not(&mut self, a: MaskId) -> MaskId {
         self.combine(a, a, |x, _| !x)

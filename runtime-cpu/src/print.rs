@@ -54,6 +54,15 @@ pub fn number(x: f64) -> String {
     }
 }
 
+/// A payload number in Scheme syntax, with the shortest digits of its own precision.
+fn real<R: Real>(x: R) -> String {
+    if x.is_nan() || !x.is_finite() {
+        number(x.to_f64())
+    } else {
+        format!("{x}")
+    }
+}
+
 fn tensor(shape: Shape, data: &[f64]) -> String {
     let row = |xs: &[f64]| -> String {
         let items: Vec<String> = xs.iter().map(|&x| number(x)).collect();
@@ -109,7 +118,26 @@ fn write_datum<R: Real>(
         Value::Nil => out.push_str("()"),
         Value::Bool(b) => out.push_str(if b { "#t" } else { "#f" }),
         Value::LaneBool(m) => out.push_str(if masks.get(m)[lane] { "#t" } else { "#f" }),
-        Value::Num(_) => out.push_str(&lane_value(v, lane, code, pay, masks, heap).to_scheme()),
+        Value::Num(s) => {
+            // Numbers inside structure print in the run's precision (f32 shortest digits).
+            let info = pay.info(s);
+            let items: Vec<String> = (0..info.shape.len())
+                .map(|e| real(pay.col(s, e).at(lane)))
+                .collect();
+            match info.shape {
+                Shape::Scalar => out.push_str(&items[0]),
+                Shape::Matrix(_, c) if c > 0 => {
+                    let rows: Vec<String> = items
+                        .chunks(c as usize)
+                        .map(|r| format!("[{}]", r.join(" ")))
+                        .collect();
+                    let _ = write!(out, "[{}]", rows.join(" "));
+                }
+                _ => {
+                    let _ = write!(out, "[{}]", items.join(" "));
+                }
+            }
+        }
         Value::Sym(s) => out.push_str(&code.symbol_names[s.0 as usize]),
         Value::Closure(c) => {
             let lam = &code.lambdas[heap.closure(c).lambda as usize];

@@ -145,7 +145,13 @@ impl<R: Real> Session<R> {
                         });
                     }
                 }
-                names.clone()
+                let mut unique: Vec<String> = Vec::with_capacity(names.len());
+                for n in names {
+                    if !unique.contains(n) {
+                        unique.push(n.clone());
+                    }
+                }
+                unique
             }
         };
         let mut inputs = Vec::new();
@@ -412,8 +418,8 @@ impl<R: Real> Session<R> {
 fn memory_fault(limits: Limits) -> Box<Fault> {
     Box::new(Fault::Error {
         error: Error::MemoryLimit {
-            limit_mb: (limits.max_memory >> 20) as u64,
-            span: Default::default(),
+            limit_mb: (limits.max_memory as u64).div_ceil(1 << 20),
+            span: None,
         },
         mask: MaskId::ALL,
     })

@@ -92,14 +92,14 @@ impl UnaryOp {
             UnaryOp::Sqrt => R::from_f64(0.5) / y,
             UnaryOp::Abs => sign(x),
             UnaryOp::LogProtected => {
-                if x >= R::PROTECT_FLOOR {
+                if x > R::PROTECT_FLOOR {
                     R::ONE / x
                 } else {
                     R::ZERO
                 }
             }
             UnaryOp::SqrtProtected => {
-                if x >= R::PROTECT_FLOOR {
+                if x > R::PROTECT_FLOOR {
                     R::from_f64(0.5) / y
                 } else {
                     R::ZERO

@@ -8,6 +8,11 @@ use crate::syntax::{DatumId, DatumKind, Span};
 use crate::value::Value;
 use shared_ir::{BinaryOp, UnaryOp};
 
+/// Variadic arithmetic with at most this many arguments becomes a chain of binary nodes;
+/// longer calls stay one flat node folded at run time (a chain would nest one level deeper
+/// per argument).
+const FOLD_LIMIT: usize = 8;
+
 impl<'a> Decoder<'a> {
     /// Applies decode options to a primitive (the protected `sqrt` and `log`).
     pub(crate) fn adjust_builtin(&self, b: Builtin) -> Builtin {
@@ -113,7 +118,7 @@ impl<'a> Decoder<'a> {
                 | Builtin::Min
                 | Builtin::Max,
                 n,
-            ) if n >= 2 => {
+            ) if (2..=FOLD_LIMIT).contains(&n) => {
                 let op = match b {
                     Builtin::Add => BinaryOp::Add,
                     Builtin::Sub => BinaryOp::Sub,

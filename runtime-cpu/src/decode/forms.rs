@@ -16,6 +16,10 @@ impl<'a> Decoder<'a> {
         let Some(s) = self.symbol(head) else {
             return self.call(d, tail);
         };
+        if self.kw.is_soft(s) && self.is_bound(s) {
+            // `loop` and `recur` are ordinary names where the program binds them.
+            return self.call(d, tail);
+        }
         let kw = &self.kw;
         let s = Some(s);
         if s == kw.quote {
@@ -397,6 +401,13 @@ impl<'a> Decoder<'a> {
         let mut exprs = Vec::new();
         for &e in items {
             match self.definition_name(e)? {
+                Some(_) if !exprs.is_empty() => {
+                    return Err(self.bad(
+                        "define",
+                        "internal definitions must come before the body's expressions",
+                        e,
+                    ));
+                }
                 Some((name, _)) => defines.push((name, e)),
                 None => exprs.push(e),
             }

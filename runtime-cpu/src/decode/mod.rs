@@ -85,6 +85,17 @@ impl Keywords {
         }
     }
 
+    /// `loop` and `recur`: keywords of this language that common Scheme code uses as
+    /// names (`(let loop ((i 0)) ...)`); a binding of either shadows the keyword.
+    fn is_soft(&self, s: Symbol) -> bool {
+        Some(s) == self.r#loop || Some(s) == self.recur
+    }
+
+    /// A keyword that cannot be bound.
+    fn is_reserved(&self, s: Symbol) -> bool {
+        self.is_keyword(s) && !self.is_soft(s)
+    }
+
     fn is_keyword(&self, s: Symbol) -> bool {
         [
             self.quote,
@@ -244,7 +255,7 @@ impl<'a> Decoder<'a> {
     /// A name that may be bound: not a keyword.
     pub(crate) fn binder(&self, form: &'static str, d: DatumId) -> Result<Symbol> {
         match self.symbol(d) {
-            Some(s) if self.kw.is_keyword(s) => Err(self.bad(
+            Some(s) if self.kw.is_reserved(s) => Err(self.bad(
                 form,
                 format!("`{}` is a keyword and cannot be bound", self.name_of(s)),
                 d,
@@ -279,6 +290,15 @@ impl<'a> Decoder<'a> {
         }
     }
 
+    /// Whether `s` is bound here: a local, a capture or a top-level definition.
+    pub(crate) fn is_bound(&mut self, s: Symbol) -> bool {
+        self.is_lexical(s)
+            || self
+                .globals
+                .get(&s)
+                .is_some_and(|&g| !self.code.globals[g as usize].is_input)
+    }
+
     /// Whether `s` names a local or captured variable here (which shadows primitives).
     pub(crate) fn is_lexical(&mut self, s: Symbol) -> bool {
         // Resolution adds captures as a side effect only when the name is found, which is
@@ -306,7 +326,7 @@ impl<'a> Decoder<'a> {
             DatumKind::Number(x) => Ok(self.constant(x, span)),
             DatumKind::Bool(b) => Ok(self.node(Node::Const(Value::Bool(b)), span)),
             DatumKind::Symbol(s) => {
-                if self.kw.is_keyword(s) {
+                if self.kw.is_keyword(s) && !(self.kw.is_soft(s) && self.is_bound(s)) {
                     return Err(self.bad(
                         "keyword",
                         format!("`{}` is a keyword, not a value", self.name_of(s)),

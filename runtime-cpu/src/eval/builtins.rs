@@ -187,6 +187,22 @@ impl<R: Real> Machine<'_, R> {
             {
                 self.compare(shared_ir::CompareOp::Eq, a, b, node)
             }
+            (Value::Bool(_) | Value::LaneBool(_), Value::Bool(_) | Value::LaneBool(_)) => {
+                Ok(match (a, b) {
+                    (Value::Bool(x), Value::Bool(y)) => Value::Bool(x == y),
+                    (Value::LaneBool(m), Value::Bool(y)) | (Value::Bool(y), Value::LaneBool(m)) => {
+                        if y {
+                            Value::LaneBool(m)
+                        } else {
+                            Value::LaneBool(self.s.masks.not(m))
+                        }
+                    }
+                    (Value::LaneBool(m), Value::LaneBool(k)) => {
+                        Value::LaneBool(self.s.masks.equal(m, k))
+                    }
+                    _ => unreachable!("booleans"),
+                })
+            }
             _ => Ok(Value::Bool(a == b)),
         }
     }

@@ -256,6 +256,7 @@ impl<R: Real> Machine<'_, R> {
                     lambda: k1.lambda,
                     start,
                     len: k1.len,
+                    home: u32::MAX,
                 });
                 Ok(Value::Closure((self.s.heap.closures.len() - 1) as u32))
             }

@@ -120,7 +120,7 @@ impl<'c, R: Real> Machine<'c, R> {
             s,
             mask: MaskId::ALL,
             taping,
-            fuel: limits.max_steps,
+            fuel: limits.max_steps.saturating_add(1),
             depth: 0,
             limits,
         }
@@ -128,7 +128,7 @@ impl<'c, R: Real> Machine<'c, R> {
 
     /// Steps used so far.
     pub fn steps(&self) -> u64 {
-        self.limits.max_steps - self.fuel
+        self.limits.max_steps.saturating_add(1) - self.fuel
     }
 
     /// A fault for `error` raised while the current lanes are active.
@@ -554,35 +554,39 @@ impl<'c, R: Real> Machine<'c, R> {
             lambda: id,
             start,
             len: lam.captures.len() as u32,
+            home: ctx.fp as u32,
         });
         Value::Closure((self.s.heap.closures.len() - 1) as u32)
     }
 
-    /// `letrec`: slots start unassigned, inits run in order, then closures made directly by
-    /// the inits re-copy their captures so they see every binding.
+    /// `letrec`: slots start unassigned and inits run in order. A closure made in this frame
+    /// while the inits ran copied a still-unassigned binding; once every init has run, such
+    /// captures of this `letrec`'s variables are completed.
     fn letrec(&mut self, slot: u32, inits: crate::code::List, ctx: Ctx) -> EResult<()> {
         let code = self.code;
         let first = ctx.fp + slot as usize;
         let ids = code.list(inits);
+        let vars = slot..slot + ids.len() as u32;
         for i in 0..ids.len() {
             self.s.stack[first + i] = Value::Unassigned;
         }
+        let made_from = self.s.heap.closures.len();
         for (i, &init) in ids.iter().enumerate() {
             let v = self.eval(init, ctx)?;
             self.s.stack[first + i] = v;
         }
-        for (i, &init) in ids.iter().enumerate() {
-            if let (Node::Lambda(id), Value::Closure(c)) =
-                (code.node(init), self.s.stack[first + i])
-            {
-                let lam = &code.lambdas[id as usize];
-                let start = self.s.heap.closure(c).start as usize;
-                for (k, cap) in lam.captures.iter().enumerate() {
-                    let v = match *cap {
-                        crate::code::CaptureFrom::Local(s) => self.s.stack[ctx.fp + s as usize],
-                        crate::code::CaptureFrom::Capture(j) => self.s.heap.capture(ctx.clo, j),
-                    };
-                    self.s.heap.captured[start + k] = v;
+        for c in made_from..self.s.heap.closures.len() {
+            let clo = self.s.heap.closures[c];
+            if clo.home != ctx.fp as u32 {
+                continue;
+            }
+            let lam = &code.lambdas[clo.lambda as usize];
+            for (k, cap) in lam.captures.iter().enumerate() {
+                let at = clo.start as usize + k;
+                if let crate::code::CaptureFrom::Local(s) = *cap {
+                    if vars.contains(&s) && self.s.heap.captured[at] == Value::Unassigned {
+                        self.s.heap.captured[at] = self.s.stack[ctx.fp + s as usize];
+                    }
                 }
             }
         }

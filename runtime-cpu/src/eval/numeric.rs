@@ -28,8 +28,8 @@ impl<R: Real> Machine<'_, R> {
     #[cold]
     pub(crate) fn memory_error(&self, node: Option<NodeId>) -> Box<super::Fault> {
         self.fail(Error::MemoryLimit {
-            limit_mb: (self.limits.max_memory >> 20) as u64,
-            span: node.map(|n| self.span(n)).unwrap_or_default(),
+            limit_mb: (self.limits.max_memory as u64).div_ceil(1 << 20),
+            span: node.map(|n| self.span(n)),
         })
     }
 

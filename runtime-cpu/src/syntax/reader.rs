@@ -91,10 +91,12 @@ struct Frame {
 pub fn read(source: &str, interner: &mut Interner) -> Result<Forms> {
     let bytes = source.as_bytes();
     let mut forms = Forms::default();
+    // A byte-order mark at the start is not part of the program.
+    let start = if source.starts_with('\u{feff}') { 3 } else { 0 };
     // `'x` reads as `(quote x)`; the decoder needs the name even when the text never spells it.
     interner.intern("quote");
     let mut stack: Vec<Frame> = Vec::new();
-    let mut pos = 0usize;
+    let mut pos = start;
     loop {
         pos = skip_atmosphere(bytes, pos)?;
         if pos >= bytes.len() {
@@ -230,10 +232,15 @@ pub fn read(source: &str, interner: &mut Interner) -> Result<Forms> {
                 open: '[',
                 span: Span::new(frame.start, frame.start + 1),
             },
-            Open::Quote | Open::Skip => Error::BadForm {
+            Open::Quote => Error::BadForm {
                 form: "quote",
                 message: "the file ends before the quoted datum".into(),
                 span: Span::new(frame.start, frame.start + 1),
+            },
+            Open::Skip => Error::BadForm {
+                form: "#;",
+                message: "the file ends before the datum `#;` comments out".into(),
+                span: Span::new(frame.start, frame.start + 2),
             },
         });
     }
@@ -312,6 +319,12 @@ fn atom(text: &str, span: Span, interner: &mut Interner) -> Result<DatumKind> {
     match text {
         "#t" | "#true" => return Ok(DatumKind::Bool(true)),
         "#f" | "#false" => return Ok(DatumKind::Bool(false)),
+        "+inf.0" => return Ok(DatumKind::Number(f64::INFINITY)),
+        "-inf.0" => return Ok(DatumKind::Number(f64::NEG_INFINITY)),
+        "+nan.0" | "-nan.0" => return Ok(DatumKind::Number(f64::NAN)),
+        "." | "..." => {
+            return unknown("dotted pairs and rest parameters are not part of the language")
+        }
         _ => {}
     }
     let first = text.as_bytes()[0];
@@ -328,7 +341,10 @@ fn atom(text: &str, span: Span, interner: &mut Interner) -> Result<DatumKind> {
     }
     if looks_numeric(text) {
         return match text.parse::<f64>() {
-            Ok(x) => Ok(DatumKind::Number(x)),
+            Ok(x) if x.is_finite() => Ok(DatumKind::Number(x)),
+            Ok(_) => unknown(
+                "the number is outside the range of 64-bit floats (write +inf.0 for infinity)",
+            ),
             Err(_) => unknown("not a valid number"),
         };
     }
