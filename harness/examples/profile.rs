@@ -24,6 +24,14 @@ fn main() {
                 GradSpec::All,
             )
         }
+        "file" => {
+            let path = args.get(2).expect("a program file");
+            let src = std::fs::read_to_string(path).expect("readable");
+            let b = runtime_cpu::Bindings::new()
+                .scalar("q", 0.05)
+                .scalar("r", 0.1);
+            (Program::parse(&src).expect("parses"), b, GradSpec::All)
+        }
         _ => {
             let lanes: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(1);
             (

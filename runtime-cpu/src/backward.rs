@@ -315,11 +315,11 @@ fn linalg_step<R: Real, G: Gate, W: Width>(
             LinalgOp::Normalize => lg::normalize(da, g, av, yv, na, w, false, tmp, gate),
             LinalgOp::NormalizeProtected => lg::normalize(da, g, av, yv, na, w, true, tmp, gate),
             LinalgOp::Cross => lg::cross(da, g, bv, true, w, gate),
-            LinalgOp::Matvec => lg::matvec_matrix(da, g, bv, ma, ka, w, gate),
-            LinalgOp::Matmul => lg::matmul_left(da, g, bv, ma, ka, dims(sb).1, w, gate),
+            LinalgOp::Matvec => lg::matvec_matrix(da, g, bv, ma, ka, w, tmp, gate),
+            LinalgOp::Matmul => lg::matmul_left(da, g, bv, ma, ka, dims(sb).1, w, tmp, gate),
             LinalgOp::Transpose => lg::transpose(da, g, ma, ka, w, gate),
             LinalgOp::Trace => lg::trace(da, g, ma, ka, w, gate),
-            LinalgOp::Outer => lg::outer(da, g, bv, na, nb, true, w, gate),
+            LinalgOp::Outer => lg::outer(da, g, bv, na, nb, true, w, tmp, gate),
             LinalgOp::Det => lg::det(da, g, av, yv, ma, w, lu, gate),
             LinalgOp::Logdet => lg::logdet(da, g, av, ma, w, lu, gate),
             LinalgOp::Inv => lg::inv(da, g, yv, ma, w, tmp, gate),
@@ -333,9 +333,9 @@ fn linalg_step<R: Real, G: Gate, W: Width>(
         match op {
             LinalgOp::Dot => lg::dot(db, g, av, nb, w, gate),
             LinalgOp::Cross => lg::cross(db, g, av, false, w, gate),
-            LinalgOp::Matvec => lg::matvec_vector(db, g, av, ma, ka, w, gate),
-            LinalgOp::Matmul => lg::matmul_right(db, g, av, ma, ka, dims(sb).1, w, gate),
-            LinalgOp::Outer => lg::outer(db, g, av, na, nb, false, w, gate),
+            LinalgOp::Matvec => lg::matvec_vector(db, g, av, ma, ka, w, tmp, gate),
+            LinalgOp::Matmul => lg::matmul_right(db, g, av, ma, ka, dims(sb).1, w, tmp, gate),
+            LinalgOp::Outer => lg::outer(db, g, av, na, nb, false, w, tmp, gate),
             LinalgOp::Solve => lg::solve(db, g, av, yv, ma, dims(sb).1, false, w, lu, gate),
             _ => {}
         }

@@ -33,6 +33,9 @@ pub struct RunOptions {
     pub limits: Limits,
     /// Lanes walked together; larger batches are cut into blocks of this many (0: no limit).
     pub lane_block: usize,
+    /// The adjoint each lane's value is seeded with (one per lane; all ones when `None`). With
+    /// seeds `w`, the gradients are those of `sum_l w_l * value_l`: a loss summed over lanes.
+    pub seed: Option<Vec<f64>>,
 }
 
 impl Default for RunOptions {
@@ -41,6 +44,7 @@ impl Default for RunOptions {
             grad: GradSpec::None,
             limits: Limits::default(),
             lane_block: 0,
+            seed: None,
         }
     }
 }
@@ -174,6 +178,14 @@ impl<R: Real> Session<R> {
             });
         }
         let lanes = bindings.lane_count();
+        if let Some(seed) = &options.seed {
+            if seed.len() != lanes {
+                return Err(Error::Binding {
+                    name: "seed".into(),
+                    message: format!("{} seeds for {lanes} lanes", seed.len()),
+                });
+            }
+        }
         let mut grads: Vec<Gradient> = wrt
             .iter()
             .map(|w| {
@@ -210,15 +222,19 @@ impl<R: Real> Session<R> {
                 self.walk(program, &inputs, &group, options.limits, taping);
             steps += used;
             match result {
-                Ok(v) => self.collect(
-                    program,
-                    v,
-                    &group,
-                    &inputs,
-                    &input_slots,
-                    &mut values,
-                    &mut grads,
-                ),
+                Ok(v) => {
+                    let seed = options.seed.as_deref();
+                    self.collect(
+                        program,
+                        v,
+                        &group,
+                        &inputs,
+                        &input_slots,
+                        seed,
+                        &mut values,
+                        &mut grads,
+                    )
+                }
                 Err(fault) => match *fault {
                     Fault::Error { error, mask } => {
                         let failed = self.lanes_of(mask, &group);
@@ -363,6 +379,7 @@ impl<R: Real> Session<R> {
         group: &[usize],
         inputs: &[Input<'_>],
         input_slots: &[Slot],
+        seed: Option<&[f64]>,
         values: &mut [Option<std::result::Result<LaneValue, Error>>],
         grads: &mut [Gradient],
     ) {
@@ -388,8 +405,15 @@ impl<R: Real> Session<R> {
             }
         };
         self.adj.prepare(&self.state.pay);
-        if let Some(seed) = self.adj.get_mut(result, Shape::Scalar) {
-            seed.fill(R::ONE);
+        if let Some(adj) = self.adj.get_mut(result, Shape::Scalar) {
+            match seed {
+                None => adj.fill(R::ONE),
+                Some(w) => {
+                    for (a, &lane) in adj.iter_mut().zip(group) {
+                        *a = R::from_f64(w[lane]);
+                    }
+                }
+            }
         }
         let st = &mut self.state;
         backward(&st.tape, &st.pay, &st.masks, &mut self.adj, &mut st.grad);

@@ -361,6 +361,7 @@ fn run_options(h: &Header) -> RunOptions {
         },
         limits: h.limits,
         lane_block: h.lane_block,
+        seed: None,
     }
 }
 

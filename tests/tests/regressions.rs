@@ -92,3 +92,21 @@ fn memory_limit_without_a_form_has_no_span() {
         "{e:?}"
     );
 }
+
+#[test]
+fn seeds_weight_each_lanes_gradient() {
+    let p = Program::parse("(* a x)").unwrap();
+    let b = Bindings::new()
+        .scalar("a", 2.0)
+        .lanes("x", vec![1.0, 2.0, 3.0])
+        .unwrap();
+    let opts = RunOptions {
+        grad: GradSpec::All,
+        seed: Some(vec![0.5, 0.0, -1.0]),
+        ..Default::default()
+    };
+    let out = Session::<f64>::new().run(&p, &b, &opts).unwrap();
+    assert_eq!(out.grad("a").unwrap().per_lane, vec![0.5, 0.0, -3.0]);
+    assert_eq!(out.grad("a").unwrap().sum, vec![-2.5]);
+    assert_eq!(out.grad("x").unwrap().per_lane, vec![1.0, 0.0, -2.0]);
+}

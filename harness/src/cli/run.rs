@@ -136,6 +136,7 @@ fn run(args: &RunArgs) -> Result<ExitCode, Usage> {
                 .unwrap_or(usize::MAX),
         },
         lane_block: args.lane_block,
+        seed: None,
     };
     let outcome = match args.precision {
         Precision::F64 => execute::<f64>(&program, &bindings, &options),

@@ -207,6 +207,23 @@ pub fn unary_grad<R: Real, G: Gate, W: Width>(
     })
 }
 
+/// `adj += g * c` on kept lanes, with the uniform/per-lane choice made outside the loop.
+#[inline(always)]
+fn add_scaled<R: Real, G: Gate>(adj: &mut [R], g: &[R], c: Col<'_, R>, gate: G) {
+    match c {
+        Col::Lanes(c) => {
+            for (l, ((a, &x), &y)) in adj.iter_mut().zip(g).zip(c).enumerate() {
+                *a += gate.pass(l, x * y);
+            }
+        }
+        Col::Uniform(y) => {
+            for (l, (a, &x)) in adj.iter_mut().zip(g).enumerate() {
+                *a += gate.pass(l, x * y);
+            }
+        }
+    }
+}
+
 /// Which operand of a binary op an adjoint is for.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Side {
@@ -243,25 +260,11 @@ pub fn binary_grad<R: Real, G: Gate, W: Width>(
             let (ac, bc, yc) = (a.col(e, l), b.col(e, l), y.col(e, l));
             match (side, K) {
                 (Side::Left, BinaryOp::Add | BinaryOp::Sub) | (Side::Right, BinaryOp::Add) => {
-                    for lane in 0..l {
-                        ad[lane] += gate.pass(lane, gc[lane]);
-                    }
+                    add_scaled(ad, gc, Col::Uniform(R::ONE), gate)
                 }
-                (Side::Right, BinaryOp::Sub) => {
-                    for lane in 0..l {
-                        ad[lane] -= gate.pass(lane, gc[lane]);
-                    }
-                }
-                (Side::Left, BinaryOp::Mul) => {
-                    for lane in 0..l {
-                        ad[lane] += gate.pass(lane, gc[lane] * bc.at(lane));
-                    }
-                }
-                (Side::Right, BinaryOp::Mul) => {
-                    for lane in 0..l {
-                        ad[lane] += gate.pass(lane, gc[lane] * ac.at(lane));
-                    }
-                }
+                (Side::Right, BinaryOp::Sub) => add_scaled(ad, gc, Col::Uniform(-R::ONE), gate),
+                (Side::Left, BinaryOp::Mul) => add_scaled(ad, gc, bc, gate),
+                (Side::Right, BinaryOp::Mul) => add_scaled(ad, gc, ac, gate),
                 (Side::Left, _) => {
                     for lane in 0..l {
                         let (da, _) = K.partials(ac.at(lane), bc.at(lane), yc.at(lane));

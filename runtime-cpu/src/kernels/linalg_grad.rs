@@ -1,9 +1,25 @@
 //! Vector and matrix kernels, reverse. Each function adds one operand's adjoint contribution
 //! into `adj` (element-major, `l` lanes), keeping only the lanes the gate passes.
 
-use super::linalg::{col, col_mut};
+use super::linalg::{col, col_mut, fma_into};
 use super::lu::{self, LuScratch};
-use super::{Gate, Width};
+use super::{accumulate, Gate, Width};
+
+/// A scratch column of `w` lanes.
+fn column<R: Real, W: Width>(tmp: &mut Vec<R>, w: W) -> &mut [R] {
+    if tmp.len() < w.get() {
+        tmp.resize(w.get(), R::ZERO);
+    }
+    &mut tmp[..w.get()]
+}
+
+/// `out -= a * b` lane by lane.
+#[inline(always)]
+fn fms_into<R: Real>(out: &mut [R], a: &[R], b: &[R]) {
+    for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {
+        *o -= x * y;
+    }
+}
 use shared_ir::Real;
 
 /// `adj_e += g * w_e` for every element `e` of `n`.
@@ -133,6 +149,7 @@ pub fn cross<R: Real, G: Gate, W: Width>(
 }
 
 /// `matvec` w.r.t. the matrix: `adj_ij += g_i v_j`.
+#[allow(clippy::too_many_arguments)]
 pub fn matvec_matrix<R: Real, G: Gate, W: Width>(
     adj: &mut [R],
     g: &[R],
@@ -140,21 +157,21 @@ pub fn matvec_matrix<R: Real, G: Gate, W: Width>(
     m: usize,
     k: usize,
     w: W,
+    tmp: &mut Vec<R>,
     gate: G,
 ) {
-    let l = w.get();
+    let t = column(tmp, w);
     for i in 0..m {
-        let gi = col(g, i, w);
         for j in 0..k {
-            let (a, vj) = (col_mut(adj, i * k + j, w), col(v, j, w));
-            for lane in 0..l {
-                a[lane] += gate.pass(lane, gi[lane] * vj[lane]);
-            }
+            accumulate(col_mut(adj, i * k + j, w), t, gate, |a| {
+                fma_into(a, col(g, i, w), col(v, j, w))
+            });
         }
     }
 }
 
 /// `matvec` w.r.t. the vector: `adj_j += sum_i A_ij g_i`.
+#[allow(clippy::too_many_arguments)]
 pub fn matvec_vector<R: Real, G: Gate, W: Width>(
     adj: &mut [R],
     g: &[R],
@@ -162,18 +179,16 @@ pub fn matvec_vector<R: Real, G: Gate, W: Width>(
     m: usize,
     k: usize,
     w: W,
+    tmp: &mut Vec<R>,
     gate: G,
 ) {
-    let l = w.get();
+    let t = column(tmp, w);
     for j in 0..k {
-        let ad = col_mut(adj, j, w);
-        for lane in 0..l {
-            let mut s = R::ZERO;
+        accumulate(col_mut(adj, j, w), t, gate, |ad| {
             for i in 0..m {
-                s += a[(i * k + j) * l + lane] * g[i * l + lane];
+                fma_into(ad, col(a, i * k + j, w), col(g, i, w));
             }
-            ad[lane] += gate.pass(lane, s);
-        }
+        });
     }
 }
 
@@ -187,19 +202,17 @@ pub fn matmul_left<R: Real, G: Gate, W: Width>(
     k: usize,
     n: usize,
     w: W,
+    tmp: &mut Vec<R>,
     gate: G,
 ) {
-    let l = w.get();
+    let t = column(tmp, w);
     for i in 0..m {
         for p in 0..k {
-            let ad = col_mut(adj, i * k + p, w);
-            for lane in 0..l {
-                let mut s = R::ZERO;
+            accumulate(col_mut(adj, i * k + p, w), t, gate, |ad| {
                 for j in 0..n {
-                    s += g[(i * n + j) * l + lane] * b[(p * n + j) * l + lane];
+                    fma_into(ad, col(g, i * n + j, w), col(b, p * n + j, w));
                 }
-                ad[lane] += gate.pass(lane, s);
-            }
+            });
         }
     }
 }
@@ -214,19 +227,17 @@ pub fn matmul_right<R: Real, G: Gate, W: Width>(
     k: usize,
     n: usize,
     w: W,
+    tmp: &mut Vec<R>,
     gate: G,
 ) {
-    let l = w.get();
+    let t = column(tmp, w);
     for p in 0..k {
         for j in 0..n {
-            let ad = col_mut(adj, p * n + j, w);
-            for lane in 0..l {
-                let mut s = R::ZERO;
+            accumulate(col_mut(adj, p * n + j, w), t, gate, |ad| {
                 for i in 0..m {
-                    s += a[(i * k + p) * l + lane] * g[(i * n + j) * l + lane];
+                    fma_into(ad, col(a, i * k + p, w), col(g, i * n + j, w));
                 }
-                ad[lane] += gate.pass(lane, s);
-            }
+            });
         }
     }
 }
@@ -279,24 +290,18 @@ pub fn outer<R: Real, G: Gate, W: Width>(
     n: usize,
     first: bool,
     w: W,
+    tmp: &mut Vec<R>,
     gate: G,
 ) {
-    let l = w.get();
+    let t = column(tmp, w);
     let (outer_len, inner_len) = if first { (m, n) } else { (n, m) };
     for x in 0..outer_len {
-        let ad = col_mut(adj, x, w);
-        for lane in 0..l {
-            let mut s = R::ZERO;
+        accumulate(col_mut(adj, x, w), t, gate, |ad| {
             for y in 0..inner_len {
-                let (gi, oi) = if first {
-                    (x * n + y, y)
-                } else {
-                    (y * n + x, y)
-                };
-                s += g[gi * l + lane] * other[oi * l + lane];
+                let gi = if first { x * n + y } else { y * n + x };
+                fma_into(ad, col(g, gi, w), col(other, y, w));
             }
-            ad[lane] += gate.pass(lane, s);
-        }
+        });
     }
 }
 
@@ -391,6 +396,7 @@ fn inverse_transpose_scaled<R: Real, G: Gate, W: Width>(
 }
 
 /// `inv`: `adj -= Y^T G Y^T` where `Y` is the inverse.
+#[allow(clippy::too_many_arguments)]
 pub fn inv<R: Real, G: Gate, W: Width>(
     adj: &mut [R],
     g: &[R],
@@ -401,30 +407,25 @@ pub fn inv<R: Real, G: Gate, W: Width>(
     gate: G,
 ) {
     let l = w.get();
-    // T = Y^T G, then adj_ij -= sum_p T_ip Y_jp.
+    // T = Y^T G (n x n), then adj_ij -= sum_p T_ip Y_jp; one more column for the gate.
     tmp.clear();
-    tmp.resize(n * n * l, R::ZERO);
+    tmp.resize((n * n + 1) * l, R::ZERO);
+    let (tm, t) = tmp.split_at_mut(n * n * l);
     for i in 0..n {
         for p in 0..n {
-            let t = col_mut(tmp, i * n + p, w);
+            let c = col_mut(tm, i * n + p, w);
             for k in 0..n {
-                let (yk, gk) = (col(y, k * n + i, w), col(g, k * n + p, w));
-                for lane in 0..l {
-                    t[lane] += yk[lane] * gk[lane];
-                }
+                fma_into(c, col(y, k * n + i, w), col(g, k * n + p, w));
             }
         }
     }
     for i in 0..n {
         for j in 0..n {
-            let ad = col_mut(adj, i * n + j, w);
-            for lane in 0..l {
-                let mut s = R::ZERO;
+            accumulate(col_mut(adj, i * n + j, w), t, gate, |ad| {
                 for p in 0..n {
-                    s += tmp[(i * n + p) * l + lane] * y[(j * n + p) * l + lane];
+                    fms_into(ad, col(tm, i * n + p, w), col(y, j * n + p, w));
                 }
-                ad[lane] -= gate.pass(lane, s);
-            }
+            });
         }
     }
 }

@@ -21,6 +21,9 @@ use shared_ir::Real;
 
 /// Which lanes a reverse kernel may write.
 pub trait Gate: Copy {
+    /// True when every lane is kept (known at compile time).
+    const ALL: bool;
+
     /// True when lane `l` receives adjoint contributions.
     fn keep(&self, l: usize) -> bool;
 
@@ -40,6 +43,8 @@ pub trait Gate: Copy {
 pub struct Ungated;
 
 impl Gate for Ungated {
+    const ALL: bool = true;
+
     #[inline(always)]
     fn keep(&self, _l: usize) -> bool {
         true
@@ -51,9 +56,33 @@ impl Gate for Ungated {
 pub struct Gated<'a>(pub &'a [bool]);
 
 impl Gate for Gated<'_> {
+    const ALL: bool = false;
+
     #[inline(always)]
     fn keep(&self, l: usize) -> bool {
         self.0[l]
+    }
+}
+
+/// Adds a contribution that `f` accumulates (`+=`) into the slice it is given to `adj`, on the
+/// kept lanes only. Ungated, `f` accumulates into `adj` directly; gated, into `tmp` (zeroed
+/// first), which is then added lane by lane through the gate.
+#[inline(always)]
+pub fn accumulate<R: shared_ir::Real, G: Gate>(
+    adj: &mut [R],
+    tmp: &mut [R],
+    gate: G,
+    f: impl FnOnce(&mut [R]),
+) {
+    if G::ALL {
+        f(adj);
+    } else {
+        let tmp = &mut tmp[..adj.len()];
+        tmp.fill(R::ZERO);
+        f(tmp);
+        for (l, (a, &t)) in adj.iter_mut().zip(tmp.iter()).enumerate() {
+            *a += gate.pass(l, t);
+        }
     }
 }
 
