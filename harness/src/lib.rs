@@ -11,7 +11,11 @@
 #![forbid(unsafe_code)]
 
 pub mod bench;
+pub mod calibrate;
 pub mod ceiling;
 pub mod cli;
+pub mod cosearch;
 pub mod data;
 pub mod examples;
+pub mod rng;
+pub mod schedule;

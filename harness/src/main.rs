@@ -21,11 +21,20 @@ enum Command {
     Run(cli::run::RunArgs),
     /// Run a benchmark experiment and print ratios measured in one run.
     Bench(cli::bench_cmd::BenchArgs),
+    /// Randomized differential testing against the independent oracle.
+    Fuzz(cli::fuzz::FuzzArgs),
+    /// Fit a program's parameters to data, or to minimise its own value.
+    Calibrate(cli::calibrate::CalibrateArgs),
+    /// Replay a stream of candidate programs through calibration under a budget.
+    Cosearch(cli::cosearch::CosearchArgs),
 }
 
 fn main() -> ExitCode {
     match Cli::parse().command {
         Command::Run(args) => cli::run::main(args),
         Command::Bench(args) => cli::bench_cmd::main(args),
+        Command::Fuzz(args) => cli::fuzz::main(args),
+        Command::Calibrate(args) => cli::calibrate::main(args),
+        Command::Cosearch(args) => cli::cosearch::main(args),
     }
 }

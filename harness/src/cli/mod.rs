@@ -1,6 +1,9 @@
 //! The `ndvm` subcommands.
 
 pub mod bench_cmd;
+pub mod calibrate;
+pub mod cosearch;
+pub mod fuzz;
 pub mod inputs;
 pub mod output;
 pub mod report;

@@ -1,0 +1,398 @@
+//! Calibration: fit the free parameters of a program to data by gradient steps.
+//!
+//! Data columns bind as lanes; the parameters are shared by every data lane of a restart, and
+//! several restarts run as lane groups of one walk (restart-major: lane `r * N + i` is data row
+//! `i` of restart `r`). The loss is the mean squared error against a target column, or the mean
+//! of the program's own value (a likelihood). Adam (the paper's settings by default) or L-BFGS;
+//! optional box constraints by projection; a non-finite loss ends a restart as failed.
+//!
+//! | file | what |
+//! | --- | --- |
+//! | `adam.rs` | Adam in the run's precision |
+//! | `lbfgs.rs` | L-BFGS with a backtracking line search |
+//! | `table.rs` | CSV data with a train/holdout split |
+
+pub mod adam;
+pub mod lbfgs;
+pub mod table;
+
+use adam::{Adam, AdamSettings};
+use lbfgs::{Lbfgs, LbfgsSettings};
+use runtime_cpu::{
+    Binding, Bindings, GradSpec, Limits, Outcome, Program, Real, RunOptions, Session, Shape,
+};
+
+/// What is minimised.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Loss {
+    /// Mean squared error of the program's value against this target, one per data row.
+    Mse(Vec<f64>),
+    /// The mean of the program's value over the data rows.
+    Value,
+}
+
+/// A calibration problem: a program, its fixed inputs, its data and its free parameters.
+#[derive(Clone, Debug)]
+pub struct Problem {
+    /// The model.
+    pub program: Program,
+    /// Inputs bound the same on every lane (matrices, constants).
+    pub fixed: Bindings,
+    /// Per-row inputs: name and one value per data row.
+    pub data: Vec<(String, Vec<f64>)>,
+    /// The parameters to fit, in order.
+    pub params: Vec<String>,
+    /// The loss.
+    pub loss: Loss,
+}
+
+impl Problem {
+    /// Data rows (1 when there is no data).
+    pub fn rows(&self) -> usize {
+        self.data.first().map_or(1, |(_, c)| c.len())
+    }
+}
+
+/// The optimiser.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub enum Optimizer {
+    /// Adam.
+    Adam(AdamSettings),
+    /// L-BFGS.
+    Lbfgs(LbfgsSettings),
+}
+
+/// How to fit.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    /// The optimiser.
+    pub optimizer: Optimizer,
+    /// Optimiser steps (iterations for L-BFGS).
+    pub steps: usize,
+    /// Box constraint per parameter (`None`: free).
+    pub clamps: Vec<Option<(f64, f64)>>,
+    /// Limits of each evaluation.
+    pub limits: Limits,
+    /// Evaluate the loss once more at the final parameters.
+    pub final_loss: bool,
+}
+
+/// One restart's result.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RestartResult {
+    /// Final parameters.
+    pub params: Vec<f64>,
+    /// Loss of the last step (at the parameters before the last update).
+    pub last_step_loss: f64,
+    /// Loss at the final parameters, when asked for.
+    pub final_loss: Option<f64>,
+    /// Why the restart failed, if it did.
+    pub failure: Option<String>,
+}
+
+/// The result of a fit.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FitResult {
+    /// Every restart.
+    pub restarts: Vec<RestartResult>,
+    /// The best successful restart (lowest loss), if any.
+    pub best: Option<usize>,
+    /// Optimiser steps taken (the most over restarts; L-BFGS stops early once converged).
+    pub steps: usize,
+    /// Program evaluations (walks over all restarts) made.
+    pub evaluations: usize,
+}
+
+/// Loss and gradient per restart from one evaluation over all restarts.
+type PerRestart = Vec<Result<(f64, Vec<f64>), String>>;
+
+/// Binds the problem's inputs for restarts whose parameters are `p` (one vector per restart).
+fn bindings(problem: &Problem, p: &[Vec<f64>]) -> Bindings {
+    let restarts = p.len();
+    let n = problem.rows();
+    let mut b = problem.fixed.clone();
+    for (name, col) in &problem.data {
+        let data: Vec<f64> = (0..restarts).flat_map(|_| col.iter().copied()).collect();
+        b = b
+            .set(
+                name,
+                Binding::Lanes {
+                    shape: Shape::Scalar,
+                    data,
+                },
+            )
+            .expect("equal lane counts");
+    }
+    for (k, name) in problem.params.iter().enumerate() {
+        if restarts == 1 {
+            b = b.scalar(name, p[0][k]);
+        } else {
+            let data: Vec<f64> = (0..restarts)
+                .flat_map(|r| std::iter::repeat_n(p[r][k], n))
+                .collect();
+            b = b
+                .set(
+                    name,
+                    Binding::Lanes {
+                        shape: Shape::Scalar,
+                        data,
+                    },
+                )
+                .expect("equal lane counts");
+        }
+    }
+    b
+}
+
+/// Evaluates loss and gradient of every restart.
+pub fn evaluate<R: Real>(
+    session: &mut Session<R>,
+    problem: &Problem,
+    p: &[Vec<f64>],
+    limits: Limits,
+    with_grad: bool,
+) -> PerRestart {
+    let options = RunOptions {
+        grad: if with_grad {
+            GradSpec::Some(problem.params.clone())
+        } else {
+            GradSpec::None
+        },
+        limits,
+        ..Default::default()
+    };
+    let out = match session.run(&problem.program, &bindings(problem, p), &options) {
+        Ok(o) => o,
+        Err(e) => return vec![Err(e.to_string()); p.len()],
+    };
+    (0..p.len())
+        .map(|r| restart_loss(problem, &out, r, with_grad))
+        .collect()
+}
+
+fn restart_loss(
+    problem: &Problem,
+    out: &Outcome,
+    r: usize,
+    with_grad: bool,
+) -> Result<(f64, Vec<f64>), String> {
+    let n = problem.rows();
+    let mut loss = 0.0;
+    let mut weights = Vec::with_capacity(n);
+    for i in 0..n {
+        let lane = r * n + i;
+        let y = match &out.values[lane] {
+            Ok(v) => v
+                .as_number()
+                .ok_or_else(|| format!("the model's value is {}, not a number", v.to_scheme()))?,
+            Err(e) => return Err(e.to_string()),
+        };
+        match &problem.loss {
+            Loss::Mse(t) => {
+                let d = y - t[i];
+                loss += d * d / n as f64;
+                weights.push(2.0 * d / n as f64);
+            }
+            Loss::Value => {
+                loss += y / n as f64;
+                weights.push(1.0 / n as f64);
+            }
+        }
+    }
+    if !loss.is_finite() {
+        return Err("non-finite loss".to_string());
+    }
+    let mut grad = vec![0.0; problem.params.len()];
+    if with_grad {
+        for (k, name) in problem.params.iter().enumerate() {
+            let g = out.grad(name).expect("every parameter is differentiated");
+            grad[k] = (0..n).map(|i| weights[i] * g.per_lane[r * n + i]).sum();
+        }
+    }
+    Ok((loss, grad))
+}
+
+fn project(p: &mut [f64], clamps: &[Option<(f64, f64)>]) {
+    for (x, c) in p.iter_mut().zip(clamps) {
+        if let Some((lo, hi)) = c {
+            *x = x.clamp(*lo, *hi);
+        }
+    }
+}
+
+/// Fits `problem` from the initial parameters `init` (one vector per restart).
+pub fn fit<R: Real>(
+    session: &mut Session<R>,
+    problem: &Problem,
+    init: &[Vec<f64>],
+    settings: &Settings,
+) -> FitResult {
+    match settings.optimizer {
+        Optimizer::Adam(a) => fit_adam(session, problem, init, settings, a),
+        Optimizer::Lbfgs(l) => fit_lbfgs(session, problem, init, settings, l),
+    }
+}
+
+fn fit_adam<R: Real>(
+    session: &mut Session<R>,
+    problem: &Problem,
+    init: &[Vec<f64>],
+    settings: &Settings,
+    a: AdamSettings,
+) -> FitResult {
+    let k = problem.params.len();
+    let mut p: Vec<Vec<f64>> = init.to_vec();
+    for x in p.iter_mut() {
+        project(x, &settings.clamps);
+    }
+    let mut states: Vec<Adam<R>> = init.iter().map(|_| Adam::new(a, k)).collect();
+    let mut results: Vec<RestartResult> = p
+        .iter()
+        .map(|x| RestartResult {
+            params: x.clone(),
+            last_step_loss: f64::NAN,
+            final_loss: None,
+            failure: None,
+        })
+        .collect();
+    let mut evaluations = 0;
+    for step in 0..settings.steps {
+        evaluations += 1;
+        let per = evaluate(session, problem, &p, settings.limits, true);
+        for (r, res) in per.into_iter().enumerate() {
+            if results[r].failure.is_some() {
+                continue;
+            }
+            match res {
+                Ok((loss, g)) => {
+                    results[r].last_step_loss = loss;
+                    let mut pr: Vec<R> = p[r].iter().map(|&x| R::from_f64(x)).collect();
+                    let gr: Vec<R> = g.iter().map(|&x| R::from_f64(x)).collect();
+                    states[r].step(&mut pr, &gr);
+                    p[r] = pr.iter().map(|x| x.to_f64()).collect();
+                    project(&mut p[r], &settings.clamps);
+                }
+                Err(e) => results[r].failure = Some(format!("step {step}: {e}")),
+            }
+        }
+        if results.iter().all(|r| r.failure.is_some()) {
+            break;
+        }
+    }
+    finish(
+        session,
+        problem,
+        p,
+        results,
+        settings,
+        settings.steps,
+        evaluations,
+    )
+}
+
+fn fit_lbfgs<R: Real>(
+    session: &mut Session<R>,
+    problem: &Problem,
+    init: &[Vec<f64>],
+    settings: &Settings,
+    l: LbfgsSettings,
+) -> FitResult {
+    let mut evaluations = 0;
+    let mut taken = 0;
+    let mut results = Vec::new();
+    let mut finals = Vec::new();
+    for start in init {
+        let mut x = start.clone();
+        project(&mut x, &settings.clamps);
+        let mut eval = |x: &[f64]| {
+            evaluations += 1;
+            evaluate(session, problem, &[x.to_vec()], settings.limits, true).remove(0)
+        };
+        let mut res = RestartResult {
+            params: x.clone(),
+            last_step_loss: f64::NAN,
+            final_loss: None,
+            failure: None,
+        };
+        match eval(&x) {
+            Ok((mut f, mut g)) => {
+                let mut opt = Lbfgs::new(l);
+                res.last_step_loss = f;
+                for step in 0..settings.steps {
+                    match opt.step(&x, f, &g, &settings.clamps, &mut eval) {
+                        Ok((Some((x2, f2, g2)), _)) => {
+                            (x, f, g) = (x2, f2, g2);
+                            taken = taken.max(step + 1);
+                        }
+                        Ok((None, _)) => break,
+                        Err(e) => {
+                            res.failure = Some(format!("step {step}: {e}"));
+                            break;
+                        }
+                    }
+                    res.last_step_loss = f;
+                }
+            }
+            Err(e) => res.failure = Some(format!("step 0: {e}")),
+        }
+        res.params = x.clone();
+        finals.push(x);
+        results.push(res);
+    }
+    finish(
+        session,
+        problem,
+        finals,
+        results,
+        settings,
+        taken,
+        evaluations,
+    )
+}
+
+fn finish<R: Real>(
+    session: &mut Session<R>,
+    problem: &Problem,
+    p: Vec<Vec<f64>>,
+    mut results: Vec<RestartResult>,
+    settings: &Settings,
+    steps: usize,
+    mut evaluations: usize,
+) -> FitResult {
+    if settings.final_loss {
+        evaluations += 1;
+        let per = evaluate(session, problem, &p, settings.limits, false);
+        for (r, res) in per.into_iter().enumerate() {
+            if results[r].failure.is_none() {
+                match res {
+                    Ok((loss, _)) => results[r].final_loss = Some(loss),
+                    Err(e) => results[r].failure = Some(format!("final evaluation: {e}")),
+                }
+            }
+        }
+    }
+    for (r, x) in p.into_iter().enumerate() {
+        results[r].params = x;
+    }
+    let best = (0..results.len())
+        .filter(|&r| results[r].failure.is_none())
+        .min_by(|&a, &b| {
+            let la = results[a].final_loss.unwrap_or(results[a].last_step_loss);
+            let lb = results[b].final_loss.unwrap_or(results[b].last_step_loss);
+            la.total_cmp(&lb)
+        });
+    FitResult {
+        restarts: results,
+        best,
+        steps,
+        evaluations,
+    }
+}
+
+/// R^2 of predictions against targets: `1 - MSE / Var(target)` (population variance).
+pub fn r_squared(mse: f64, target: &[f64]) -> f64 {
+    let n = target.len() as f64;
+    let mean = target.iter().sum::<f64>() / n;
+    let var = target.iter().map(|t| (t - mean) * (t - mean)).sum::<f64>() / n;
+    1.0 - mse / var
+}

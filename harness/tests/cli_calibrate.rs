@@ -1,0 +1,95 @@
+//! `ndvm calibrate` end to end: the Kalman likelihood, a regression with a held-out split, and
+//! input errors.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn ndvm(args: &[&str]) -> std::process::Output {
+    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    Command::new(env!("CARGO_BIN_EXE_ndvm"))
+        .current_dir(repo)
+        .args(args)
+        .output()
+        .expect("ndvm runs")
+}
+
+#[test]
+fn kalman_likelihood_fit_matches_the_paper() {
+    let out = ndvm(&[
+        "calibrate",
+        "examples/kalman2d_T80.scm",
+        "--bind",
+        "obs=@examples/kalman2d_obs.csv",
+        "--params",
+        "q,r",
+        "--init",
+        "q=0.3,r=0.3",
+        "--lr",
+        "0.08",
+        "--steps",
+        "30",
+        "--clamp",
+        "q=1e-4:",
+        "--clamp",
+        "r=1e-4:",
+        "--format",
+        "json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(j["params"]["q"], 1e-4);
+    assert!((j["params"]["r"].as_f64().unwrap() - 1.0732).abs() < 1e-3);
+    assert!((j["last_step_loss"].as_f64().unwrap() - 164.945).abs() < 1e-3);
+}
+
+#[test]
+fn regression_with_holdout_reports_r2() {
+    let model = std::env::temp_dir().join(format!("ndvm-calibrate-{}.scm", std::process::id()));
+    std::fs::write(&model, "(* a (* (exp (- 0.0 (* b x))) (cos (* c x))))").unwrap();
+    let out = ndvm(&[
+        "calibrate",
+        model.to_str().unwrap(),
+        "--data",
+        "data/cosearch/damped_oscillator.csv",
+        "--target",
+        "y",
+        "--init",
+        "a=1,b=0.1,c=1.8",
+        "--steps",
+        "200",
+        "--restarts",
+        "4",
+        "--format",
+        "json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(j["holdout_r2"].as_f64().unwrap() > 0.99, "{j}");
+    assert!(
+        (j["params"]["b"].as_f64().unwrap() - 0.3).abs() < 0.05,
+        "{j}"
+    );
+    assert_eq!(j["restarts"].as_array().unwrap().len(), 4);
+}
+
+#[test]
+fn a_parameter_that_is_not_an_input_is_a_usage_error() {
+    let out = ndvm(&[
+        "calibrate",
+        "examples/kalman2d_T80.scm",
+        "--bind",
+        "obs=@examples/kalman2d_obs.csv",
+        "--params",
+        "q,zz",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("`zz` is not an input"));
+}
