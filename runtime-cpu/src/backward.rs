@@ -6,21 +6,19 @@ use crate::kernels::linalg::{col, col_mut};
 use crate::kernels::lu::LuScratch;
 use crate::kernels::{broadcast, linalg_grad as lg, Gate, Gated, Ungated, Width};
 use crate::mask::Masks;
-use crate::payload::Payloads;
+use crate::payload::{Payloads, SlotInfo, NO_ADJOINT};
 use crate::tape::{Entry, LinalgOp, Rec, Tape};
 use crate::value::{MaskId, Slot};
 use shared_ir::{Real, Shape};
 
-const NONE: usize = usize::MAX;
-
 /// Lane-wide adjoints of the active slots of a run.
 ///
+/// Each active slot's adjoint lives at its [`SlotInfo::adj`], laid out as the slot was made.
 /// Between reverse passes every number in `data` is zero: the pass zeroes a result's adjoint
 /// once the record that made the result has consumed it, and the caller zeroes the inputs'
 /// adjoints after reading them ([`Adjoints::take_clean`]). So a pass never zero-fills memory.
 #[derive(Debug, Default)]
 pub struct Adjoints<R> {
-    offsets: Vec<usize>,
     data: Vec<R>,
     lanes: usize,
 }
@@ -35,20 +33,23 @@ pub struct Scratch<R> {
     lu: LuScratch<R>,
 }
 
+/// Zeroes a short run of numbers without a call into `memset`.
+#[inline(always)]
+fn zero<R: Real>(xs: &mut [R]) {
+    if xs.len() <= 4 {
+        for x in xs {
+            *x = R::ZERO;
+        }
+    } else {
+        xs.fill(R::ZERO);
+    }
+}
+
 impl<R: Real> Adjoints<R> {
-    /// Gives every active slot a zeroed adjoint of `len x lanes` numbers.
+    /// Makes room for the adjoint of every active slot of `pay` (all zero).
     pub fn prepare(&mut self, pay: &Payloads<R>) {
         self.lanes = pay.lanes();
-        self.offsets.clear();
-        let mut next = 0usize;
-        for info in pay.slots() {
-            if info.active {
-                self.offsets.push(next);
-                next += info.shape.len() * self.lanes;
-            } else {
-                self.offsets.push(NONE);
-            }
-        }
+        let next = pay.adjoint_len();
         if self.data.len() < next {
             self.data.resize(next, R::ZERO);
         }
@@ -60,19 +61,19 @@ impl<R: Real> Adjoints<R> {
 
     /// Zeroes a slot's adjoint.
     #[inline(always)]
-    fn clear(&mut self, s: Slot, n: usize) {
-        let o = self.offsets[s.0 as usize];
-        if o != NONE {
-            self.data[o..o + n * self.lanes].fill(R::ZERO);
+    fn clear(&mut self, info: &SlotInfo) {
+        let o = info.adj;
+        if o != NO_ADJOINT {
+            zero(&mut self.data[o..o + info.n() * self.lanes]);
         }
     }
 
     /// Copies a slot's adjoint into `out` (as f64) and zeroes it; zeros when it has none.
-    pub fn take_clean(&mut self, s: Slot, shape: Shape, out: &mut Vec<f64>) {
+    pub fn take_clean(&mut self, info: &SlotInfo, out: &mut Vec<f64>) {
         out.clear();
-        let n = shape.len() * self.lanes;
-        let o = self.offsets[s.0 as usize];
-        if o == NONE {
+        let n = info.n() * self.lanes;
+        let o = info.adj;
+        if o == NO_ADJOINT {
             out.resize(n, 0.0);
             return;
         }
@@ -81,30 +82,23 @@ impl<R: Real> Adjoints<R> {
     }
 
     /// The adjoint of a slot, mutably (for seeding).
-    pub fn get_mut(&mut self, s: Slot, shape: Shape) -> Option<&mut [R]> {
-        let o = self.offsets[s.0 as usize];
-        (o != NONE).then(|| &mut self.data[o..o + shape.len() * self.lanes])
+    pub fn get_mut(&mut self, info: &SlotInfo) -> Option<&mut [R]> {
+        let o = info.adj;
+        (o != NO_ADJOINT).then(|| &mut self.data[o..o + info.n() * self.lanes])
     }
 
     /// The adjoint of input slot `input` mutably, with the adjoint of the later slot `out`.
     #[inline(always)]
-    fn pair(
-        &mut self,
-        input: Slot,
-        n_in: usize,
-        out: Slot,
-        n_out: usize,
-    ) -> Option<(&mut [R], &[R])> {
-        let oi = self.offsets[input.0 as usize];
-        let oo = self.offsets[out.0 as usize];
-        if oi == NONE || oo == NONE {
+    fn pair(&mut self, input: &SlotInfo, out: &SlotInfo) -> Option<(&mut [R], &[R])> {
+        let (oi, oo) = (input.adj, out.adj);
+        if oi == NO_ADJOINT || oo == NO_ADJOINT {
             return None;
         }
         debug_assert!(oi < oo, "operands precede results");
         let (lo, hi) = self.data.split_at_mut(oo);
         Some((
-            &mut lo[oi..oi + n_in * self.lanes],
-            &hi[..n_out * self.lanes],
+            &mut lo[oi..oi + input.n() * self.lanes],
+            &hi[..out.n() * self.lanes],
         ))
     }
 }
@@ -125,13 +119,13 @@ pub fn backward<R: Real>(
                 let gate = Gated(masks.get(entry.mask));
                 step(entry, tape, pay, masks, adj, scratch, gate, w);
             }
-            let out = entry.rec.out();
-            adj.clear(out, pay.info(out).shape.len());
         }
     })
 }
 
+/// Replays one record, then zeroes the adjoint of its result.
 #[allow(clippy::too_many_arguments)]
+#[inline(always)]
 fn step<R: Real, G: Gate, W: Width>(
     entry: &Entry,
     tape: &Tape,
@@ -143,55 +137,62 @@ fn step<R: Real, G: Gate, W: Width>(
     w: W,
 ) {
     let l = w.get();
-    if l == 1 && gate.keep(0) {
-        // One lane: scalar records need no lane loops.
-        match entry.rec {
-            Rec::Unary { op, out, a } => {
-                if let (Some(x), Some(y)) = (pay.scalar(a), pay.scalar(out)) {
-                    if let Some((da, g)) = adj.pair(a, 1, out, 1) {
-                        da[0] += g[0] * op.derivative(x, y);
-                    }
-                    return;
-                }
-            }
-            Rec::Binary { op, out, a, b } => {
-                if let (Some(x), Some(y), Some(z)) = (pay.scalar(a), pay.scalar(b), pay.scalar(out))
-                {
-                    let (dx, dy) = op.partials(x, y, z);
-                    if let Some((da, g)) = adj.pair(a, 1, out, 1) {
-                        da[0] += g[0] * dx;
-                    }
-                    if let Some((db, g)) = adj.pair(b, 1, out, 1) {
-                        db[0] += g[0] * dy;
-                    }
-                    return;
-                }
-            }
-            _ => {}
-        }
-    }
     match entry.rec {
         Rec::Unary { op, out, a } => {
-            let n = pay.info(out).shape.len();
-            if let Some((da, g)) = adj.pair(a, n, out, n) {
-                elementwise::unary_grad(op, da, g, view(pay, a), view(pay, out), n, w, gate);
+            let (io, ia) = (pay.info(out), pay.info(a));
+            if W::ONE && io.shape.is_scalar() {
+                // One lane, one number: no views, no loops.
+                let d = pay.data();
+                let (x, y) = (d[ia.offset], d[io.offset]);
+                if io.adj != NO_ADJOINT {
+                    let g = adj.data[io.adj];
+                    adj.data[io.adj] = R::ZERO;
+                    if ia.adj != NO_ADJOINT {
+                        adj.data[ia.adj] += gate.pass(0, g * op.derivative(x, y));
+                    }
+                }
+                return;
             }
+            let n = io.n();
+            if let Some((da, g)) = adj.pair(&ia, &io) {
+                let (va, vy) = (view(pay, &ia), view(pay, &io));
+                elementwise::unary_grad(op, da, g, va, vy, n, w, gate);
+            }
+            adj.clear(&io);
         }
         Rec::Binary { op, out, a, b } => {
-            let n = pay.info(out).shape.len();
-            let (va, vb, vy) = (view(pay, a), view(pay, b), view(pay, out));
-            for (side, x) in [(Side::Left, a), (Side::Right, b)] {
-                let nx = pay.info(x).shape.len();
-                if let Some((dx, g)) = adj.pair(x, nx, out, n) {
+            let (io, ia, ib) = (pay.info(out), pay.info(a), pay.info(b));
+            if W::ONE && io.shape.is_scalar() {
+                let d = pay.data();
+                let (x, y, z) = (d[ia.offset], d[ib.offset], d[io.offset]);
+                if io.adj != NO_ADJOINT {
+                    let g = adj.data[io.adj];
+                    adj.data[io.adj] = R::ZERO;
+                    let (dx, dy) = op.partials(x, y, z);
+                    if ia.adj != NO_ADJOINT {
+                        adj.data[ia.adj] += gate.pass(0, g * dx);
+                    }
+                    if ib.adj != NO_ADJOINT {
+                        adj.data[ib.adj] += gate.pass(0, g * dy);
+                    }
+                }
+                return;
+            }
+            let n = io.n();
+            let (va, vb, vy) = (view(pay, &ia), view(pay, &ib), view(pay, &io));
+            for (side, x) in [(Side::Left, &ia), (Side::Right, &ib)] {
+                if let Some((dx, g)) = adj.pair(x, &io) {
                     elementwise::binary_grad(op, side, dx, g, va, vb, vy, n, w, gate);
                 }
             }
+            adj.clear(&io);
         }
         Rec::Select { out, cond, a, b } => {
-            let n = pay.info(out).shape.len();
+            let io = pay.info(out);
+            let n = io.n();
             let c = masks.get(cond);
             for (x, take) in [(a, true), (b, false)] {
-                if let Some((dx, g)) = adj.pair(x, n, out, n) {
+                if let Some((dx, g)) = adj.pair(&pay.info(x), &io) {
                     for e in 0..n {
                         let (d, g) = (col_mut(dx, e, w), col(g, e, w));
                         for lane in 0..l {
@@ -201,13 +202,15 @@ fn step<R: Real, G: Gate, W: Width>(
                     }
                 }
             }
+            adj.clear(&io);
         }
         Rec::Pack { out, start, count } => {
-            let n = pay.info(out).shape.len();
+            let io = pay.info(out);
             let mut first = 0usize;
             for &p in &tape.aux[start as usize..(start + count) as usize] {
-                let np = pay.info(p).shape.len();
-                if let Some((dp, g)) = adj.pair(p, np, out, n) {
+                let ip = pay.info(p);
+                let np = ip.n();
+                if let Some((dp, g)) = adj.pair(&ip, &io) {
                     for e in 0..np {
                         let (d, g) = (col_mut(dp, e, w), col(g, first + e, w));
                         for lane in 0..l {
@@ -217,11 +220,12 @@ fn step<R: Real, G: Gate, W: Width>(
                 }
                 first += np;
             }
+            adj.clear(&io);
         }
         Rec::Extract { out, src, first } => {
-            let n = pay.info(out).shape.len();
-            let ns = pay.info(src).shape.len();
-            if let Some((ds, g)) = adj.pair(src, ns, out, n) {
+            let io = pay.info(out);
+            let n = io.n();
+            if let Some((ds, g)) = adj.pair(&pay.info(src), &io) {
                 for e in 0..n {
                     let (d, g) = (col_mut(ds, first as usize + e, w), col(g, e, w));
                     for lane in 0..l {
@@ -229,26 +233,31 @@ fn step<R: Real, G: Gate, W: Width>(
                     }
                 }
             }
+            adj.clear(&io);
         }
-        Rec::Linalg { op, out, a, b } => linalg_step(op, out, a, b, pay, adj, s, gate, w),
+        Rec::Linalg { op, out, a, b } => {
+            let io = pay.info(out);
+            linalg_step(op, &io, a, b, pay, adj, s, gate, w);
+            adj.clear(&io);
+        }
     }
 }
 
 /// A slot as an elementwise kernel sees it.
 #[inline(always)]
-fn view<R: Real>(pay: &Payloads<R>, x: Slot) -> View<'_, R> {
-    let info = pay.info(x);
+fn view<'p, R: Real>(pay: &'p Payloads<R>, info: &SlotInfo) -> View<'p, R> {
     View {
-        data: pay.get(x),
+        data: pay.get_info(info),
         lanes: info.lanes,
         scalar: info.shape.is_scalar(),
     }
 }
 
 /// A primal operand at full lane width: borrowed if per lane, broadcast into `buf` if uniform.
-fn wide<'a, R: Real>(pay: &'a Payloads<R>, x: Slot, buf: &'a mut Vec<R>) -> &'a [R] {
-    let data = pay.get(x);
-    if pay.info(x).lanes || pay.lanes() == 1 {
+#[inline(always)]
+fn wide<'a, R: Real>(pay: &'a Payloads<R>, info: &SlotInfo, buf: &'a mut Vec<R>) -> &'a [R] {
+    let data = pay.get_info(info);
+    if info.lanes || pay.lanes() == 1 {
         data
     } else {
         broadcast(buf, data, pay.lanes())
@@ -266,7 +275,7 @@ fn dims(shape: Shape) -> (usize, usize) {
 #[allow(clippy::too_many_arguments)]
 fn linalg_step<R: Real, G: Gate, W: Width>(
     op: LinalgOp,
-    out: Slot,
+    io: &SlotInfo,
     a: Slot,
     b: Slot,
     pay: &Payloads<R>,
@@ -275,10 +284,10 @@ fn linalg_step<R: Real, G: Gate, W: Width>(
     gate: G,
     w: W,
 ) {
-    let sa = pay.info(a).shape;
+    let ia = pay.info(a);
+    let sa = ia.shape;
     let (ma, ka) = dims(sa);
     let na = sa.len();
-    let no = pay.info(out).shape.len();
     let two = !matches!(
         op,
         LinalgOp::Vsum
@@ -291,11 +300,8 @@ fn linalg_step<R: Real, G: Gate, W: Width>(
             | LinalgOp::Logdet
             | LinalgOp::Inv
     );
-    let sb = if two {
-        pay.info(b).shape
-    } else {
-        Shape::Scalar
-    };
+    let ib = pay.info(if two { b } else { a });
+    let sb = if two { ib.shape } else { Shape::Scalar };
     let nb = sb.len();
     let Scratch {
         a: ba,
@@ -304,10 +310,10 @@ fn linalg_step<R: Real, G: Gate, W: Width>(
         tmp,
         lu,
     } = s;
-    let av = wide(pay, a, ba);
-    let bv = if two { wide(pay, b, bb) } else { &[][..] };
-    let yv = wide(pay, out, by);
-    if let Some((da, g)) = adj.pair(a, na, out, no) {
+    let av = wide(pay, &ia, ba);
+    let bv = if two { wide(pay, &ib, bb) } else { &[][..] };
+    let yv = wide(pay, io, by);
+    if let Some((da, g)) = adj.pair(&ia, io) {
         match op {
             LinalgOp::Dot => lg::dot(da, g, bv, na, w, gate),
             LinalgOp::Vsum => lg::vsum(da, g, na, w, gate),
@@ -329,7 +335,7 @@ fn linalg_step<R: Real, G: Gate, W: Width>(
     if !two {
         return;
     }
-    if let Some((db, g)) = adj.pair(b, nb, out, no) {
+    if let Some((db, g)) = adj.pair(&ib, io) {
         match op {
             LinalgOp::Dot => lg::dot(db, g, av, nb, w, gate),
             LinalgOp::Cross => lg::cross(db, g, av, false, w, gate),

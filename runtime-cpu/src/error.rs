@@ -197,6 +197,12 @@ pub enum Error {
         /// The value's kind.
         got: String,
     },
+    /// A broken invariant of the runtime itself (a bug to report), kept from becoming a panic.
+    #[error("internal error of the runtime (please report it): {message}")]
+    Internal {
+        /// What went wrong.
+        message: String,
+    },
     /// A problem with the inputs handed to the program (not with the program itself).
     #[error("input `{name}`: {message}")]
     Binding {
@@ -232,7 +238,7 @@ impl Error {
             | StepBudget { span, .. }
             | DepthLimit { span, .. } => Some(*span),
             MemoryLimit { span, .. } => *span,
-            EmptyProgram | NotDifferentiable { .. } | Binding { .. } => None,
+            EmptyProgram | NotDifferentiable { .. } | Binding { .. } | Internal { .. } => None,
         }
     }
 

@@ -14,21 +14,42 @@ pub struct SlotInfo {
     pub offset: usize,
     /// Shape of one lane.
     pub shape: Shape,
+    /// Elements of one lane (`shape.len()`, kept so hot paths need not match on the shape).
+    pub len: u32,
     /// True when the slot holds one value per lane.
     pub lanes: bool,
     /// True when the value depends on a differentiated input.
     pub active: bool,
+    /// Offset of the slot's lane-wide adjoint in the reverse pass's arena (active slots only;
+    /// [`NO_ADJOINT`] otherwise). Adjoints are laid out in allocation order as slots are made,
+    /// so the reverse pass needs no layout step of its own.
+    pub adj: usize,
 }
+
+/// [`SlotInfo::adj`] of a slot that has no adjoint.
+pub const NO_ADJOINT: usize = usize::MAX;
 
 impl SlotInfo {
     /// Numbers stored for this slot.
     #[inline(always)]
     pub fn stored(&self, lanes: usize) -> usize {
         if self.lanes {
-            self.shape.len() * lanes
+            self.len as usize * lanes
         } else {
-            self.shape.len()
+            self.len as usize
         }
+    }
+
+    /// Elements of one lane.
+    #[inline(always)]
+    pub fn n(&self) -> usize {
+        self.len as usize
+    }
+
+    /// True for a scalar stored once (the same on every lane).
+    #[inline(always)]
+    pub fn is_uniform_scalar(&self) -> bool {
+        !self.lanes && self.shape.is_scalar()
     }
 }
 
@@ -64,6 +85,7 @@ pub struct Payloads<R> {
     top: usize,
     slots: Vec<SlotInfo>,
     limit: usize,
+    adj_top: usize,
 }
 
 impl<R: Real> Payloads<R> {
@@ -74,6 +96,25 @@ impl<R: Real> Payloads<R> {
         self.top = 0;
         self.slots.clear();
         self.limit = limit;
+        self.adj_top = 0;
+    }
+
+    /// Numbers the adjoints of the active slots made so far take (lane-wide each).
+    #[inline(always)]
+    pub fn adjoint_len(&self) -> usize {
+        self.adj_top
+    }
+
+    /// The adjoint offset for a new slot of `len` elements.
+    #[inline(always)]
+    fn next_adjoint(&mut self, len: usize, active: bool) -> usize {
+        if active {
+            let a = self.adj_top;
+            self.adj_top += len * self.lanes;
+            a
+        } else {
+            NO_ADJOINT
+        }
     }
 
     /// Lanes of the run.
@@ -107,20 +148,33 @@ impl<R: Real> Payloads<R> {
     /// when the memory limit would be crossed.
     #[inline]
     pub fn alloc(&mut self, shape: Shape, lanes: bool, active: bool) -> Option<Slot> {
+        self.alloc_info(shape, lanes, active).map(|(s, _)| s)
+    }
+
+    /// [`Payloads::alloc`], also returning the new slot's description.
+    #[inline]
+    pub fn alloc_info(
+        &mut self,
+        shape: Shape,
+        lanes: bool,
+        active: bool,
+    ) -> Option<(Slot, SlotInfo)> {
         let lanes = lanes && self.lanes > 1;
-        let n = if lanes {
-            shape.len() * self.lanes
-        } else {
-            shape.len()
-        };
+        let len = shape.len();
+        // A slot too large to count in 32 bits is past any memory limit.
+        let len32 = u32::try_from(len).ok()?;
+        let n = if lanes { len * self.lanes } else { len };
         let offset = self.bump(n)?;
-        self.slots.push(SlotInfo {
+        let info = SlotInfo {
             offset,
             shape,
+            len: len32,
             lanes,
             active,
-        });
-        Some(Slot((self.slots.len() - 1) as u32))
+            adj: self.next_adjoint(len, active),
+        };
+        self.slots.push(info);
+        Some((Slot((self.slots.len() - 1) as u32), info))
     }
 
     /// Allocates a uniform scalar holding `x`.
@@ -128,13 +182,37 @@ impl<R: Real> Payloads<R> {
     pub fn push_scalar(&mut self, x: R, active: bool) -> Option<Slot> {
         let offset = self.bump(1)?;
         self.data[offset] = x;
-        self.slots.push(SlotInfo {
+        let info = SlotInfo {
             offset,
             shape: Shape::Scalar,
+            len: 1,
             lanes: false,
             active,
-        });
+            adj: self.next_adjoint(1, active),
+        };
+        self.slots.push(info);
         Some(Slot((self.slots.len() - 1) as u32))
+    }
+
+    /// Every number of the arena (a slot's numbers start at its [`SlotInfo::offset`]).
+    #[inline(always)]
+    pub fn data(&self) -> &[R] {
+        &self.data
+    }
+
+    /// The numbers of the slot `info` describes.
+    #[inline(always)]
+    pub fn get_info(&self, info: &SlotInfo) -> &[R] {
+        &self.data[info.offset..info.offset + info.stored(self.lanes)]
+    }
+
+    /// The slot `o` describes (the newest slot, or any slot after its inputs) mutably, with
+    /// every number before it readable.
+    #[inline(always)]
+    pub fn split_info(&mut self, o: &SlotInfo) -> (&[R], &mut [R]) {
+        let n = o.stored(self.lanes);
+        let (before, rest) = self.data.split_at_mut(o.offset);
+        (&*before, &mut rest[..n])
     }
 
     /// The numbers of a slot.
@@ -186,11 +264,6 @@ impl<R: Real> Payloads<R> {
     pub fn scalar(&self, s: Slot) -> Option<R> {
         let i = self.slots[s.0 as usize];
         (!i.lanes && i.shape == Shape::Scalar).then(|| self.data[i.offset])
-    }
-
-    /// Every slot's description.
-    pub fn slots(&self) -> &[SlotInfo] {
-        &self.slots
     }
 }
 

@@ -100,11 +100,25 @@ impl Outcome {
 pub struct Session<R: Real> {
     state: State<R>,
     adj: Adjoints<R>,
+    pools: Pools,
+}
+
+/// Buffers a run uses on the host side, kept between runs.
+#[derive(Debug, Default)]
+struct Pools {
+    /// Lane groups waiting for a walk (more than one after a split, a failure or blocking).
+    queue: VecDeque<Vec<usize>>,
+    /// Spare lane lists.
+    spare: Vec<Vec<usize>>,
+    /// The input slots of the current walk.
+    slots: Vec<Slot>,
+    /// One input's adjoint, lane-wide.
+    buf: Vec<f64>,
 }
 
 struct Input<'b> {
     global: u32,
-    name: String,
+    name: &'b str,
     binding: &'b Binding,
     grad: Option<usize>,
 }
@@ -112,10 +126,7 @@ struct Input<'b> {
 impl<R: Real> Session<R> {
     /// A new session.
     pub fn new() -> Self {
-        Session {
-            state: State::default(),
-            adj: Adjoints::default(),
-        }
+        Session::default()
     }
 
     /// Runs `program` on `bindings`.
@@ -129,13 +140,14 @@ impl<R: Real> Session<R> {
         options: &RunOptions,
     ) -> Result<Outcome> {
         let code = program.code();
-        let input_names: Vec<&str> = program.inputs().collect();
-        let wrt: Vec<String> = match &options.grad {
+        let wrt: Vec<&str> = match &options.grad {
             GradSpec::None => Vec::new(),
-            GradSpec::All => input_names.iter().map(|s| s.to_string()).collect(),
+            GradSpec::All => program.inputs().collect(),
             GradSpec::Some(names) => {
+                let mut unique: Vec<&str> = Vec::with_capacity(names.len());
                 for n in names {
-                    if !input_names.contains(&n.as_str()) {
+                    if !program.inputs().any(|i| i == n) {
+                        let input_names: Vec<&str> = program.inputs().collect();
                         let known = if input_names.is_empty() {
                             "it has none".to_string()
                         } else {
@@ -148,33 +160,30 @@ impl<R: Real> Session<R> {
                             ),
                         });
                     }
-                }
-                let mut unique: Vec<String> = Vec::with_capacity(names.len());
-                for n in names {
-                    if !unique.contains(n) {
-                        unique.push(n.clone());
+                    if !unique.contains(&n.as_str()) {
+                        unique.push(n);
                     }
                 }
                 unique
             }
         };
-        let mut inputs = Vec::new();
+        let mut inputs = Vec::with_capacity(code.globals.len());
         for (g, info) in code.globals.iter().enumerate() {
             if !info.is_input {
                 continue;
             }
-            let name = &code.symbol_names[info.name.0 as usize];
+            let name = code.symbol_names[info.name.0 as usize].as_str();
             let Some(binding) = bindings.get(name) else {
                 return Err(Error::UnboundName {
-                    name: name.clone(),
+                    name: name.to_string(),
                     span: info.span,
                 });
             };
             inputs.push(Input {
                 global: g as u32,
-                name: name.clone(),
+                name,
                 binding,
-                grad: wrt.iter().position(|w| w == name),
+                grad: wrt.iter().position(|&w| w == name),
             });
         }
         let lanes = bindings.lane_count();
@@ -188,14 +197,14 @@ impl<R: Real> Session<R> {
         }
         let mut grads: Vec<Gradient> = wrt
             .iter()
-            .map(|w| {
-                let inp = inputs.iter().find(|i| &i.name == w).expect("checked above");
+            .map(|&w| {
+                let inp = inputs.iter().find(|i| i.name == w).expect("checked above");
                 let (shape, uniform) = match inp.binding {
                     Binding::Uniform(t) => (t.shape, true),
                     Binding::Lanes { shape, .. } => (*shape, false),
                 };
                 Gradient {
-                    name: w.clone(),
+                    name: w.to_string(),
                     shape,
                     uniform,
                     per_lane: vec![f64::NAN; lanes * shape.len()],
@@ -209,31 +218,25 @@ impl<R: Real> Session<R> {
         } else {
             options.lane_block
         };
-        let mut queue: VecDeque<Vec<usize>> = (0..lanes)
-            .step_by(block.max(1))
-            .map(|s| (s..(s + block).min(lanes)).collect())
-            .collect();
+        let mut queue = std::mem::take(&mut self.pools.queue);
+        queue.clear();
+        for s in (0..lanes).step_by(block.max(1)) {
+            let mut g = self.pools.spare.pop().unwrap_or_default();
+            g.clear();
+            g.extend(s..(s + block).min(lanes));
+            queue.push_back(g);
+        }
         let mut steps = 0u64;
         let mut walks = 0usize;
+        let taping = !wrt.is_empty();
         while let Some(group) = queue.pop_front() {
             walks += 1;
-            let taping = !wrt.is_empty();
-            let (result, input_slots, used) =
-                self.walk(program, &inputs, &group, options.limits, taping);
+            let (result, used) = self.walk(program, &inputs, &group, options.limits, taping);
             steps += used;
             match result {
                 Ok(v) => {
                     let seed = options.seed.as_deref();
-                    self.collect(
-                        program,
-                        v,
-                        &group,
-                        &inputs,
-                        &input_slots,
-                        seed,
-                        &mut values,
-                        &mut grads,
-                    )
+                    self.collect(program, v, &group, &inputs, seed, &mut values, &mut grads)
                 }
                 Err(fault) => match *fault {
                     Fault::Error { error, mask } => {
@@ -265,7 +268,9 @@ impl<R: Real> Session<R> {
                     }
                 },
             }
+            self.pools.spare.push(group);
         }
+        self.pools.queue = queue;
         let values: Vec<_> = values
             .into_iter()
             .map(|v| v.expect("every lane is resolved"))
@@ -309,9 +314,11 @@ impl<R: Real> Session<R> {
         group: &[usize],
         limits: Limits,
         taping: bool,
-    ) -> (std::result::Result<Value, Box<Fault>>, Vec<Slot>, u64) {
+    ) -> (std::result::Result<Value, Box<Fault>>, u64) {
         let code = program.code();
         let st = &mut self.state;
+        let slots = &mut self.pools.slots;
+        slots.clear();
         let l = group.len();
         st.pay
             .reset(l, limits.max_memory / std::mem::size_of::<R>());
@@ -322,10 +329,9 @@ impl<R: Real> Session<R> {
         st.loops.clear();
         st.globals.clear();
         st.globals.resize(code.globals.len(), Value::Unassigned);
-        let mut slots = Vec::with_capacity(inputs.len());
         for &c in &code.consts {
             if st.pay.push_scalar(R::from_f64(c), false).is_none() {
-                return (Err(memory_fault(limits)), slots, 0);
+                return (Err(memory_fault(limits)), 0);
             }
         }
         for inp in inputs {
@@ -333,7 +339,7 @@ impl<R: Real> Session<R> {
             let slot = match inp.binding {
                 Binding::Uniform(t) => {
                     let Some(s) = st.pay.alloc(t.shape, false, active) else {
-                        return (Err(memory_fault(limits)), slots, 0);
+                        return (Err(memory_fault(limits)), 0);
                     };
                     for (d, &x) in st.pay.get_mut(s).iter_mut().zip(&t.data) {
                         *d = R::from_f64(x);
@@ -342,7 +348,7 @@ impl<R: Real> Session<R> {
                 }
                 Binding::Lanes { shape, data } => {
                     let Some(s) = st.pay.alloc(*shape, true, active) else {
-                        return (Err(memory_fault(limits)), slots, 0);
+                        return (Err(memory_fault(limits)), 0);
                     };
                     let n = shape.len();
                     let dst = st.pay.get_mut(s);
@@ -366,8 +372,9 @@ impl<R: Real> Session<R> {
                 clo: NO_CLOSURE,
             },
         );
+        let r = r.map_err(|_| m.take_fault());
         let used = m.steps();
-        (r, slots, used)
+        (r, used)
     }
 
     /// Reads values and gradients of a successful walk into the per-lane results.
@@ -378,7 +385,6 @@ impl<R: Real> Session<R> {
         v: Value,
         group: &[usize],
         inputs: &[Input<'_>],
-        input_slots: &[Slot],
         seed: Option<&[f64]>,
         values: &mut [Option<std::result::Result<LaneValue, Error>>],
         grads: &mut [Gradient],
@@ -405,7 +411,7 @@ impl<R: Real> Session<R> {
             }
         };
         self.adj.prepare(&self.state.pay);
-        if let Some(adj) = self.adj.get_mut(result, Shape::Scalar) {
+        if let Some(adj) = self.adj.get_mut(&self.state.pay.info(result)) {
             match seed {
                 None => adj.fill(R::ONE),
                 Some(w) => {
@@ -418,10 +424,9 @@ impl<R: Real> Session<R> {
         let st = &mut self.state;
         backward(&st.tape, &st.pay, &st.masks, &mut self.adj, &mut st.grad);
         let l = group.len();
-        let mut buf = Vec::new();
-        for (inp, &slot) in inputs.iter().zip(input_slots) {
-            let shape = st.pay.info(slot).shape;
-            self.adj.take_clean(slot, shape, &mut buf);
+        let buf = &mut self.pools.buf;
+        for (inp, &slot) in inputs.iter().zip(&self.pools.slots) {
+            self.adj.take_clean(&st.pay.info(slot), buf);
             let Some(k) = inp.grad else { continue };
             let g = &mut grads[k];
             let n = g.shape.len();
@@ -434,7 +439,7 @@ impl<R: Real> Session<R> {
         // The seed, when the result is not an input and no record made it (a constant result).
         let info = st.pay.info(result);
         if info.active {
-            self.adj.take_clean(result, info.shape, &mut buf);
+            self.adj.take_clean(&info, buf);
         }
     }
 }

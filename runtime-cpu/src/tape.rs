@@ -104,21 +104,6 @@ pub enum Rec {
     },
 }
 
-impl Rec {
-    /// The slot the record produced.
-    #[inline(always)]
-    pub fn out(&self) -> Slot {
-        match *self {
-            Rec::Unary { out, .. }
-            | Rec::Binary { out, .. }
-            | Rec::Select { out, .. }
-            | Rec::Pack { out, .. }
-            | Rec::Extract { out, .. }
-            | Rec::Linalg { out, .. } => out,
-        }
-    }
-}
-
 /// A record and the lanes that were active when it ran.
 #[derive(Copy, Clone, Debug, PartialEq)]
 pub struct Entry {

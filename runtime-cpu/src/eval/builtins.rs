@@ -434,7 +434,7 @@ impl<R: Real> Machine<'_, R> {
     }
 
     #[cold]
-    fn out_of_range(&self, i: usize, n: usize, what: &str, node: NodeId) -> Box<super::Fault> {
+    fn out_of_range(&self, i: usize, n: usize, what: &str, node: NodeId) -> super::Stop {
         self.fail(Error::Domain {
             op: "ref".to_string(),
             message: format!("{what} index {i} is out of range (there are {n})"),

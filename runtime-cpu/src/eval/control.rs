@@ -273,7 +273,7 @@ impl<R: Real> Machine<'_, R> {
     }
 
     #[cold]
-    fn split(&self, cond: MaskId) -> Box<Fault> {
-        Box::new(Fault::Split { mask: cond })
+    fn split(&self, cond: MaskId) -> super::Stop {
+        self.stop(Fault::Split { mask: cond })
     }
 }

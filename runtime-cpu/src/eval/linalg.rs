@@ -20,37 +20,39 @@ impl<R: Real> Machine<'_, R> {
     fn dims(
         &self,
         v: Value,
-        op: &str,
+        op: Builtin,
         expected: &'static str,
         node: NodeId,
     ) -> EResult<(Slot, Dims)> {
-        let s = self.num(v, op, node)?;
+        let Value::Num(s) = v else {
+            return Err(self.type_error(op.name(), "a number", v, node));
+        };
         match self.s.pay.info(s).shape {
             Shape::Vector(n) => Ok((s, Dims::Vec(n as usize))),
             Shape::Matrix(r, c) => Ok((s, Dims::Mat(r as usize, c as usize))),
-            Shape::Scalar => Err(self.type_error(op, expected, v, node)),
+            Shape::Scalar => Err(self.type_error(op.name(), expected, v, node)),
         }
     }
 
-    fn vector(&self, v: Value, op: &str, node: NodeId) -> EResult<(Slot, usize)> {
+    fn vector(&self, v: Value, op: Builtin, node: NodeId) -> EResult<(Slot, usize)> {
         match self.dims(v, op, "a vector", node)? {
             (s, Dims::Vec(n)) => Ok((s, n)),
-            _ => Err(self.type_error(op, "a vector", v, node)),
+            _ => Err(self.type_error(op.name(), "a vector", v, node)),
         }
     }
 
-    fn matrix(&self, v: Value, op: &str, node: NodeId) -> EResult<(Slot, usize, usize)> {
+    fn matrix(&self, v: Value, op: Builtin, node: NodeId) -> EResult<(Slot, usize, usize)> {
         match self.dims(v, op, "a matrix", node)? {
             (s, Dims::Mat(r, c)) => Ok((s, r, c)),
-            _ => Err(self.type_error(op, "a matrix", v, node)),
+            _ => Err(self.type_error(op.name(), "a matrix", v, node)),
         }
     }
 
-    fn square(&self, v: Value, op: &str, node: NodeId) -> EResult<(Slot, usize)> {
+    fn square(&self, v: Value, op: Builtin, node: NodeId) -> EResult<(Slot, usize)> {
         let (s, r, c) = self.matrix(v, op, node)?;
         if r != c {
             return Err(self.shape_error(
-                op,
+                op.name(),
                 format!("needs a square matrix, got a {r}x{c} matrix"),
                 node,
             ));
@@ -59,7 +61,7 @@ impl<R: Real> Machine<'_, R> {
     }
 
     #[cold]
-    fn shape_error(&self, op: &str, message: String, node: NodeId) -> Box<super::Fault> {
+    fn shape_error(&self, op: &str, message: String, node: NodeId) -> super::Stop {
         self.fail(Error::Shape {
             op: op.to_string(),
             message,
@@ -75,14 +77,15 @@ impl<R: Real> Machine<'_, R> {
         a1: Value,
         node: NodeId,
     ) -> EResult<Value> {
-        let name = b.name();
+        // The name only for errors, found when one is raised.
+        let name = b;
         match b {
             Builtin::Dot => {
                 let (a, n) = self.vector(a0, name, node)?;
                 let (c, m) = self.vector(a1, name, node)?;
                 if n != m {
                     return Err(self.shape_error(
-                        name,
+                        name.name(),
                         format!("vectors of {n} and {m} have different lengths"),
                         node,
                     ));
@@ -122,7 +125,7 @@ impl<R: Real> Machine<'_, R> {
                 let (c, m) = self.vector(a1, name, node)?;
                 if n != 3 || m != 3 {
                     return Err(self.shape_error(
-                        name,
+                        name.name(),
                         format!("needs two 3-vectors, got vectors of {n} and {m}"),
                         node,
                     ));
@@ -134,7 +137,7 @@ impl<R: Real> Machine<'_, R> {
                 let (v, n) = self.vector(a1, name, node)?;
                 if c != n {
                     return Err(self.shape_error(
-                        name,
+                        name.name(),
                         format!("a {r}x{c} matrix cannot multiply a vector of {n}"),
                         node,
                     ));
@@ -146,7 +149,7 @@ impl<R: Real> Machine<'_, R> {
                 let (m, r2, c2) = self.matrix(a1, name, node)?;
                 if c != r2 {
                     return Err(self.shape_error(
-                        name,
+                        name.name(),
                         format!("a {r}x{c} matrix cannot multiply a {r2}x{c2} matrix"),
                         node,
                     ));
@@ -185,11 +188,16 @@ impl<R: Real> Machine<'_, R> {
                 )
             }
             Builtin::Scale => {
-                let s = self.num(a0, name, node)?;
+                let Value::Num(s) = a0 else {
+                    return Err(self.type_error(name.name(), "a number", a0, node));
+                };
                 if !self.s.pay.info(s).shape.is_scalar() {
-                    return Err(self.type_error(name, "a number as its first argument", a0, node));
+                    let expected = "a number as its first argument";
+                    return Err(self.type_error(name.name(), expected, a0, node));
                 }
-                self.num(a1, name, node)?;
+                if !matches!(a1, Value::Num(_)) {
+                    return Err(self.type_error(name.name(), "a number", a1, node));
+                }
                 self.binary(BinaryOp::Mul, a0, a1, node)
             }
             Builtin::Det | Builtin::Logdet | Builtin::Inv => {
@@ -210,7 +218,7 @@ impl<R: Real> Machine<'_, R> {
                 if rows != n {
                     let shape = self.s.pay.info(rhs).shape;
                     return Err(self.shape_error(
-                        name,
+                        name.name(),
                         format!("a {n}x{n} system cannot be solved for {shape}"),
                         node,
                     ));

@@ -57,7 +57,12 @@ pub(crate) enum Fault {
     Split { mask: MaskId },
 }
 
-pub(crate) type EResult<T> = Result<T, Box<Fault>>;
+/// A walk stopped early; the reason is kept in the machine ([`Machine::take_fault`]). A
+/// zero-sized error keeps every `EResult<Value>` one word wide, returned in a register.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Stop;
+
+pub(crate) type EResult<T> = Result<T, Stop>;
 
 /// Limits of one run.
 #[derive(Copy, Clone, Debug)]
@@ -108,6 +113,8 @@ pub(crate) struct Machine<'c, R> {
     fuel: u64,
     depth: u32,
     limits: Limits,
+    /// Why the walk stopped, once it has.
+    fault: std::cell::Cell<Option<Box<Fault>>>,
 }
 
 const RED_ZONE: usize = 256 * 1024;
@@ -123,6 +130,7 @@ impl<'c, R: Real> Machine<'c, R> {
             fuel: limits.max_steps.saturating_add(1),
             depth: 0,
             limits,
+            fault: std::cell::Cell::new(None),
         }
     }
 
@@ -131,24 +139,44 @@ impl<'c, R: Real> Machine<'c, R> {
         self.limits.max_steps.saturating_add(1) - self.fuel
     }
 
-    /// A fault for `error` raised while the current lanes are active.
+    /// Stops the walk for `error`, raised while the current lanes are active.
     #[cold]
-    pub fn fail(&self, error: Error) -> Box<Fault> {
+    pub fn fail(&self, error: Error) -> Stop {
         let mask = if error.is_resource_limit() {
             MaskId::ALL
         } else {
             self.mask
         };
-        Box::new(Fault::Error { error, mask })
+        self.stop(Fault::Error { error, mask })
+    }
+
+    /// Stops the walk for `fault`.
+    #[cold]
+    pub fn stop(&self, fault: Fault) -> Stop {
+        self.fault.set(Some(Box::new(fault)));
+        Stop
+    }
+
+    /// Why the walk stopped (after an `Err(Stop)`). A stop with no recorded reason is a bug of
+    /// the runtime; it is reported as [`Error::Internal`] on every lane, never as a panic.
+    pub fn take_fault(&mut self) -> Box<Fault> {
+        self.fault.take().unwrap_or_else(|| {
+            Box::new(Fault::Error {
+                error: Error::Internal {
+                    message: "a walk stopped without recording why".into(),
+                },
+                mask: MaskId::ALL,
+            })
+        })
     }
 
     pub fn span(&self, node: NodeId) -> Span {
         self.code.span(node)
     }
 
-    /// Evaluates a non-tail subexpression to a value. Leaves are read directly; numeric nodes
-    /// are computed without entering the trampoline.
-    #[inline]
+    /// Evaluates a non-tail subexpression to a value. Leaves are read here, inlined into the
+    /// caller; everything else goes through [`Machine::eval_deep`].
+    #[inline(always)]
     pub fn eval(&mut self, node: NodeId, ctx: Ctx) -> EResult<Value> {
         match self.code.node(node) {
             Node::Const(v) => Ok(v),
@@ -159,7 +187,9 @@ impl<'c, R: Real> Machine<'c, R> {
         }
     }
 
-    /// Evaluates a non-leaf subexpression, counting its depth.
+    /// Evaluates a non-leaf subexpression, counting its depth. Numeric nodes are computed
+    /// here without entering the trampoline; control nodes go through [`Machine::walk`].
+    #[inline(never)]
     fn eval_deep(&mut self, node: NodeId, ctx: Ctx) -> EResult<Value> {
         self.enter(node)?;
         let r = if self.depth % 32 == 0 {
@@ -183,7 +213,7 @@ impl<'c, R: Real> Machine<'c, R> {
     }
 
     #[cold]
-    fn limit_error(&mut self, node: NodeId) -> Box<Fault> {
+    fn limit_error(&mut self, node: NodeId) -> Stop {
         self.depth -= 1;
         if self.fuel == 0 {
             self.fuel = 1;
@@ -199,7 +229,7 @@ impl<'c, R: Real> Machine<'c, R> {
     }
 
     /// Numeric nodes directly; control nodes through the trampoline.
-    #[inline]
+    #[inline(always)]
     fn eval_node(&mut self, node: NodeId, ctx: Ctx) -> EResult<Value> {
         match self.code.node(node) {
             Node::Unary(op, a) => {
@@ -222,12 +252,18 @@ impl<'c, R: Real> Machine<'c, R> {
                 self.s.stack.truncate(base);
                 r
             }
-            _ => match self.walk(node, ctx)? {
-                Flow::Value(v) => Ok(v),
-                Flow::Recurred => Err(self.fail(Error::RecurNotInTail {
-                    span: self.span(node),
-                })),
-            },
+            _ => self.eval_control(node, ctx),
+        }
+    }
+
+    /// A control node in a non-tail position: a nested walk.
+    #[inline(never)]
+    fn eval_control(&mut self, node: NodeId, ctx: Ctx) -> EResult<Value> {
+        match self.walk(node, ctx)? {
+            Flow::Value(v) => Ok(v),
+            Flow::Recurred => Err(self.fail(Error::RecurNotInTail {
+                span: self.span(node),
+            })),
         }
     }
 
@@ -253,7 +289,7 @@ impl<'c, R: Real> Machine<'c, R> {
     }
 
     #[cold]
-    fn unassigned(&self, node: NodeId) -> Box<Fault> {
+    fn unassigned(&self, node: NodeId) -> Stop {
         let span = self.span(node);
         self.fail(Error::UsedBeforeDefinition {
             name: self.code.var_name(node).unwrap_or("?").to_string(),
@@ -525,7 +561,7 @@ impl<'c, R: Real> Machine<'c, R> {
     }
 
     #[cold]
-    fn arity_error(&self, clo: Closure, got: usize, node: NodeId) -> Box<Fault> {
+    fn arity_error(&self, clo: Closure, got: usize, node: NodeId) -> Stop {
         let lam = &self.code.lambdas[clo.lambda as usize];
         let name = lam
             .name

@@ -5,6 +5,7 @@ use super::{EResult, Machine};
 use crate::code::NodeId;
 use crate::error::Error;
 use crate::kernels::elementwise::{self, View};
+use crate::payload::SlotInfo;
 use crate::tape::Rec;
 use crate::value::{Slot, Value};
 use shared_ir::{BinaryOp, CompareOp, Real, Shape, UnaryOp};
@@ -25,8 +26,23 @@ impl<R: Real> Machine<'_, R> {
         }
     }
 
+    /// A new slot and its description, or the memory-limit error pointing at `node`.
+    #[inline]
+    pub(crate) fn alloc_info(
+        &mut self,
+        shape: Shape,
+        lanes: bool,
+        active: bool,
+        node: NodeId,
+    ) -> EResult<(Slot, SlotInfo)> {
+        match self.s.pay.alloc_info(shape, lanes, active) {
+            Some(s) => Ok(s),
+            None => Err(self.memory_error(Some(node))),
+        }
+    }
+
     #[cold]
-    pub(crate) fn memory_error(&self, node: Option<NodeId>) -> Box<super::Fault> {
+    pub(crate) fn memory_error(&self, node: Option<NodeId>) -> super::Stop {
         self.fail(Error::MemoryLimit {
             limit_mb: (self.limits.max_memory as u64).div_ceil(1 << 20),
             span: node.map(|n| self.span(n)),
@@ -49,7 +65,7 @@ impl<R: Real> Machine<'_, R> {
         expected: &'static str,
         got: Value,
         node: NodeId,
-    ) -> Box<super::Fault> {
+    ) -> super::Stop {
         self.fail(Error::Type {
             op: op.to_string(),
             expected,
@@ -60,27 +76,32 @@ impl<R: Real> Machine<'_, R> {
 
     /// An elementwise function of one value.
     pub(crate) fn unary(&mut self, op: UnaryOp, v: Value, node: NodeId) -> EResult<Value> {
-        let a = self.num(v, crate::builtin::Builtin::Unary(op).name(), node)?;
+        let Value::Num(a) = v else {
+            return Err(self.type_error(
+                crate::builtin::Builtin::Unary(op).name(),
+                "a number",
+                v,
+                node,
+            ));
+        };
         let ia = self.s.pay.info(a);
-        let out = if let Some(x) = self.s.pay.scalar(a) {
+        let out = if ia.is_uniform_scalar() {
+            let x = self.s.pay.data()[ia.offset];
             match self.s.pay.push_scalar(op.apply(x), ia.active) {
                 Some(s) => s,
                 None => return Err(self.memory_error(Some(node))),
             }
         } else {
-            let out = self.alloc_slot(ia.shape, ia.lanes, ia.active, Some(node))?;
-            let w = if self.s.pay.info(out).lanes {
-                self.s.pay.lanes()
-            } else {
-                1
-            };
-            let (inputs, o) = self.s.pay.split(out);
+            let (out, io) = self.alloc_info(ia.shape, ia.lanes, ia.active, node)?;
+            let w = if io.lanes { self.s.pay.lanes() } else { 1 };
+            let n = ia.shape.len();
+            let (before, o) = self.s.pay.split_info(&io);
             let va = View {
-                data: inputs.get(a),
+                data: &before[ia.offset..ia.offset + ia.stored(w)],
                 lanes: ia.lanes && w > 1,
                 scalar: false,
             };
-            crate::with_width!(w, lw => elementwise::unary(op, o, va, ia.shape.len(), lw));
+            crate::with_width!(w, lw => elementwise::unary(op, o, va, n, lw));
             out
         };
         if ia.active && self.taping {
@@ -111,6 +132,7 @@ impl<R: Real> Machine<'_, R> {
     }
 
     /// An elementwise function of two values; a scalar broadcasts against a tensor.
+    #[inline]
     pub(crate) fn binary(
         &mut self,
         op: BinaryOp,
@@ -118,42 +140,59 @@ impl<R: Real> Machine<'_, R> {
         y: Value,
         node: NodeId,
     ) -> EResult<Value> {
-        let a = self.num(x, op.name(), node)?;
-        let b = self.num(y, op.name(), node)?;
+        let (Value::Num(a), Value::Num(b)) = (x, y) else {
+            return Err(self.binary_type_error(op, x, y, node));
+        };
         let (ia, ib) = (self.s.pay.info(a), self.s.pay.info(b));
         let active = ia.active || ib.active;
-        let out = if let (Some(p), Some(q)) = (self.s.pay.scalar(a), self.s.pay.scalar(b)) {
+        let out = if ia.is_uniform_scalar() && ib.is_uniform_scalar() {
+            let d = self.s.pay.data();
+            let (p, q) = (d[ia.offset], d[ib.offset]);
             match self.s.pay.push_scalar(op.apply(p, q), active) {
                 Some(s) => s,
                 None => return Err(self.memory_error(Some(node))),
             }
         } else {
-            let shape = self.broadcast_shape(op.name(), ia.shape, ib.shape, node)?;
-            let lanes_out = ia.lanes || ib.lanes;
-            let out = self.alloc_slot(shape, lanes_out, active, Some(node))?;
-            let w = if self.s.pay.info(out).lanes {
-                self.s.pay.lanes()
-            } else {
-                1
-            };
-            let (inputs, o) = self.s.pay.split(out);
-            let va = View {
-                data: inputs.get(a),
-                lanes: ia.lanes && w > 1,
-                scalar: ia.shape.is_scalar(),
-            };
-            let vb = View {
-                data: inputs.get(b),
-                lanes: ib.lanes && w > 1,
-                scalar: ib.shape.is_scalar(),
-            };
-            crate::with_width!(w, lw => elementwise::binary(op, o, va, vb, shape.len(), lw));
-            out
+            self.binary_tensor(op, &ia, &ib, active, node)?
         };
         if active && self.taping {
             self.s.tape.push(Rec::Binary { op, out, a, b }, self.mask);
         }
         Ok(Value::Num(out))
+    }
+
+    #[cold]
+    fn binary_type_error(&self, op: BinaryOp, x: Value, y: Value, node: NodeId) -> super::Stop {
+        let bad = if matches!(x, Value::Num(_)) { y } else { x };
+        self.type_error(op.name(), "a number", bad, node)
+    }
+
+    /// [`Machine::binary`] where an operand is a tensor or holds one value per lane.
+    fn binary_tensor(
+        &mut self,
+        op: BinaryOp,
+        ia: &SlotInfo,
+        ib: &SlotInfo,
+        active: bool,
+        node: NodeId,
+    ) -> EResult<Slot> {
+        let shape = self.broadcast_shape(op.name(), ia.shape, ib.shape, node)?;
+        let lanes_out = ia.lanes || ib.lanes;
+        let (out, io) = self.alloc_info(shape, lanes_out, active, node)?;
+        let w = if io.lanes { self.s.pay.lanes() } else { 1 };
+        let (before, o) = self.s.pay.split_info(&io);
+        let va = View {
+            data: &before[ia.offset..ia.offset + ia.stored(w)],
+            lanes: ia.lanes && w > 1,
+            scalar: ia.shape.is_scalar(),
+        };
+        let vb = View {
+            data: &before[ib.offset..ib.offset + ib.stored(w)],
+            lanes: ib.lanes && w > 1,
+            scalar: ib.shape.is_scalar(),
+        };
+        crate::with_width!(w, lw => elementwise::binary(op, o, va, vb, shape.len(), lw));
+        Ok(out)
     }
 
     /// A comparison of two numbers: a boolean, per lane when either side is per lane.

@@ -159,6 +159,15 @@ fn apply_binary<R: Real>(k: BinaryOp, out: &mut [R], a: Col<'_, R>, b: Col<'_, R
 /// `out = op(a)` over `n` elements; `l` is the output's lane width (1 when uniform).
 pub fn unary<R: Real, W: Width>(op: UnaryOp, out: &mut [R], a: View<'_, R>, n: usize, w: W) {
     let l = w.get();
+    if W::ONE {
+        // One number per element: plain loops over the elements.
+        let (out, a) = (&mut out[..n], &a.data[..n]);
+        return each_unary_op!(op, K => {
+            for (o, &x) in out.iter_mut().zip(a) {
+                *o = K.apply(x);
+            }
+        });
+    }
     each_unary_op!(op, K => {
         for e in 0..n {
             apply_unary(K, &mut out[e * l..(e + 1) * l], a.col(e, l));
@@ -176,6 +185,33 @@ pub fn binary<R: Real, W: Width>(
     w: W,
 ) {
     let l = w.get();
+    if W::ONE {
+        // One number per element: plain loops over the elements, a scalar read once.
+        let out = &mut out[..n];
+        return each_binary_op!(op, K => match (a.scalar, b.scalar) {
+            (false, false) => {
+                for ((o, &x), &y) in out.iter_mut().zip(&a.data[..n]).zip(&b.data[..n]) {
+                    *o = K.apply(x, y);
+                }
+            }
+            (false, true) => {
+                let y = b.data[0];
+                for (o, &x) in out.iter_mut().zip(&a.data[..n]) {
+                    *o = K.apply(x, y);
+                }
+            }
+            (true, false) => {
+                let x = a.data[0];
+                for (o, &y) in out.iter_mut().zip(&b.data[..n]) {
+                    *o = K.apply(x, y);
+                }
+            }
+            (true, true) => {
+                let v = K.apply(a.data[0], b.data[0]);
+                out.fill(v);
+            }
+        });
+    }
     each_binary_op!(op, K => {
         for e in 0..n {
             apply_binary(K, &mut out[e * l..(e + 1) * l], a.col(e, l), b.col(e, l));
@@ -196,6 +232,14 @@ pub fn unary_grad<R: Real, G: Gate, W: Width>(
     gate: G,
 ) {
     let l = w.get();
+    if W::ONE {
+        let (adj, g, a, y) = (&mut adj[..n], &g[..n], &a.data[..n], &y.data[..n]);
+        return each_unary_op!(op, K => {
+            for e in 0..n {
+                adj[e] += gate.pass(0, g[e] * K.derivative(a[e], y[e]));
+            }
+        });
+    }
     each_unary_op!(op, K => {
         for e in 0..n {
             let (ad, gc, ac, yc) = (&mut adj[e * l..(e + 1) * l], &g[e * l..(e + 1) * l], a.col(e, l), y.col(e, l));
@@ -253,6 +297,22 @@ pub fn binary_grad<R: Real, G: Gate, W: Width>(
         Side::Left => a.scalar,
         Side::Right => b.scalar,
     };
+    if W::ONE {
+        // One number per element: `adj += g * partial`, which is what every arm below
+        // computes on one lane (the partials of `+`, `-` and `*` are exactly 1, -1, b and a).
+        let at = |v: View<'_, R>, e: usize| if v.scalar { v.data[0] } else { v.data[e] };
+        return each_binary_op!(op, K => {
+            for e in 0..n {
+                let t = if target_scalar { 0 } else { e };
+                let (da, db) = K.partials(at(a, e), at(b, e), y.data[e]);
+                let d = match side {
+                    Side::Left => da,
+                    Side::Right => db,
+                };
+                adj[t] += gate.pass(0, g[e] * d);
+            }
+        });
+    }
     each_binary_op!(op, K => {
         for e in 0..n {
             let t = if target_scalar { 0 } else { e };

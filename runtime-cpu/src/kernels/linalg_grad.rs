@@ -32,6 +32,13 @@ fn scaled_add<R: Real, G: Gate, W: Width>(
     gate: G,
 ) {
     let l = w.get();
+    if W::ONE && G::ALL {
+        let (adj, other, g) = (&mut adj[..n], &other[..n], g[0]);
+        for (a, &o) in adj.iter_mut().zip(other) {
+            *a += g * o;
+        }
+        return;
+    }
     for e in 0..n {
         let (a, o) = (col_mut(adj, e, w), col(other, e, w));
         for lane in 0..l {
@@ -160,6 +167,15 @@ pub fn matvec_matrix<R: Real, G: Gate, W: Width>(
     tmp: &mut Vec<R>,
     gate: G,
 ) {
+    if W::ONE && G::ALL {
+        let (adj, g, v) = (&mut adj[..m * k], &g[..m], &v[..k]);
+        for i in 0..m {
+            for j in 0..k {
+                adj[i * k + j] += g[i] * v[j];
+            }
+        }
+        return;
+    }
     let t = column(tmp, w);
     for i in 0..m {
         for j in 0..k {
@@ -182,6 +198,17 @@ pub fn matvec_vector<R: Real, G: Gate, W: Width>(
     tmp: &mut Vec<R>,
     gate: G,
 ) {
+    if W::ONE && G::ALL {
+        let (adj, g, a) = (&mut adj[..k], &g[..m], &a[..m * k]);
+        for j in 0..k {
+            let mut acc = adj[j];
+            for i in 0..m {
+                acc += a[i * k + j] * g[i];
+            }
+            adj[j] = acc;
+        }
+        return;
+    }
     let t = column(tmp, w);
     for j in 0..k {
         accumulate(col_mut(adj, j, w), t, gate, |ad| {
@@ -205,6 +232,19 @@ pub fn matmul_left<R: Real, G: Gate, W: Width>(
     tmp: &mut Vec<R>,
     gate: G,
 ) {
+    if W::ONE && G::ALL {
+        let (adj, g, b) = (&mut adj[..m * k], &g[..m * n], &b[..k * n]);
+        for i in 0..m {
+            for p in 0..k {
+                let mut acc = adj[i * k + p];
+                for j in 0..n {
+                    acc += g[i * n + j] * b[p * n + j];
+                }
+                adj[i * k + p] = acc;
+            }
+        }
+        return;
+    }
     let t = column(tmp, w);
     for i in 0..m {
         for p in 0..k {
@@ -230,6 +270,19 @@ pub fn matmul_right<R: Real, G: Gate, W: Width>(
     tmp: &mut Vec<R>,
     gate: G,
 ) {
+    if W::ONE && G::ALL {
+        let (adj, g, a) = (&mut adj[..k * n], &g[..m * n], &a[..m * k]);
+        for p in 0..k {
+            for j in 0..n {
+                let mut acc = adj[p * n + j];
+                for i in 0..m {
+                    acc += a[i * k + p] * g[i * n + j];
+                }
+                adj[p * n + j] = acc;
+            }
+        }
+        return;
+    }
     let t = column(tmp, w);
     for p in 0..k {
         for j in 0..n {
@@ -407,6 +460,32 @@ pub fn inv<R: Real, G: Gate, W: Width>(
     gate: G,
 ) {
     let l = w.get();
+    if W::ONE && G::ALL {
+        let nn = n * n;
+        if tmp.len() < nn {
+            tmp.resize(nn, R::ZERO);
+        }
+        let (tm, adj, g, y) = (&mut tmp[..nn], &mut adj[..nn], &g[..nn], &y[..nn]);
+        for i in 0..n {
+            for p in 0..n {
+                let mut acc = R::ZERO;
+                for k in 0..n {
+                    acc += y[k * n + i] * g[k * n + p];
+                }
+                tm[i * n + p] = acc;
+            }
+        }
+        for i in 0..n {
+            for j in 0..n {
+                let mut acc = adj[i * n + j];
+                for p in 0..n {
+                    acc -= tm[i * n + p] * y[j * n + p];
+                }
+                adj[i * n + j] = acc;
+            }
+        }
+        return;
+    }
     // T = Y^T G (n x n), then adj_ij -= sum_p T_ip Y_jp; one more column for the gate.
     tmp.clear();
     tmp.resize((n * n + 1) * l, R::ZERO);

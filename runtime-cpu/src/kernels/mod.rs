@@ -89,6 +89,9 @@ pub fn accumulate<R: shared_ir::Real, G: Gate>(
 /// The lane count a kernel loops over. [`One`] makes it a constant, so the one-lane
 /// instantiation of every kernel compiles to straight scalar code.
 pub trait Width: Copy {
+    /// True for [`One`] (known at compile time).
+    const ONE: bool = false;
+
     /// The lane count.
     fn get(self) -> usize;
 }
@@ -98,6 +101,8 @@ pub trait Width: Copy {
 pub struct One;
 
 impl Width for One {
+    const ONE: bool = true;
+
     #[inline(always)]
     fn get(self) -> usize {
         1
