@@ -8,6 +8,9 @@
 //! | `examples` | the example programs in `examples/`, embedded |
 //! | `cli` | the `ndvm` subcommands |
 //! | `bench` | `ndvm bench` experiments |
+//! | `calibrate` | fitting parameters to data: Adam, L-BFGS, restarts as lane groups |
+//! | `cosearch` | co-search replay of a candidate stream with the paper's protocol |
+//! | `rng` | a small seeded generator for reproducible draws |
 #![forbid(unsafe_code)]
 
 pub mod bench;
@@ -18,4 +21,4 @@ pub mod cosearch;
 pub mod data;
 pub mod examples;
 pub mod rng;
-pub mod schedule;
+pub use runtime_cpu::schedule;

@@ -40,6 +40,7 @@
 //! | `tape.rs`, `backward.rs` | the reverse tape and its replay |
 //! | `program.rs`, `bindings.rs`, `session.rs` | the public API |
 //! | `print.rs` | per-lane results in Scheme syntax |
+//! | `schedule.rs` | the multicore scheduler: independent jobs across worker threads, in index order |
 #![forbid(unsafe_code)]
 
 mod backward;
@@ -55,6 +56,7 @@ mod mask;
 mod payload;
 mod print;
 mod program;
+pub mod schedule;
 mod session;
 pub mod syntax;
 mod tape;
