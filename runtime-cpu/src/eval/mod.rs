@@ -181,7 +181,7 @@ impl<'c, R: Real> Machine<'c, R> {
         match self.code.node(node) {
             Node::Const(v) => Ok(v),
             Node::Local(s) => self.read(self.s.stack[ctx.fp + s as usize], node),
-            Node::Capture(i) => self.read(self.s.heap.capture(ctx.clo, i), node),
+            Node::Capture(i) => self.read_capture(ctx.clo, i, node),
             Node::Global(g) => self.read(self.s.globals[g as usize], node),
             _ => self.eval_deep(node, ctx),
         }
@@ -289,6 +289,36 @@ impl<'c, R: Real> Machine<'c, R> {
     }
 
     #[cold]
+    /// Reads capture `i` of closure `clo`.
+    #[inline(always)]
+    fn read_capture(&mut self, clo: u32, i: u32, node: NodeId) -> EResult<Value> {
+        let v = self.s.heap.capture(clo, i);
+        if v == Value::Unassigned {
+            return self.late_capture(clo, i, node);
+        }
+        Ok(v)
+    }
+
+    /// A closure made while a `letrec`'s inits ran copied a binding that was still unassigned.
+    /// Until the `letrec` completes it (see [`Machine::letrec`]), the binding lives in the
+    /// closure's home frame, which is live while those inits run: read it there (so an init may
+    /// call a procedure that uses a later binding, as `letrec*` allows).
+    #[cold]
+    fn late_capture(&mut self, clo: u32, i: u32, node: NodeId) -> EResult<Value> {
+        let c = self.s.heap.closure(clo);
+        let from = self.code.lambdas[c.lambda as usize].captures[i as usize];
+        if let (true, crate::code::CaptureFrom::Local(s)) = (c.home != u32::MAX, from) {
+            if let Some(&v) = self.s.stack.get(c.home as usize + s as usize) {
+                if v != Value::Unassigned {
+                    self.s.heap.captured[(c.start + i) as usize] = v;
+                    return Ok(v);
+                }
+            }
+        }
+        Err(self.unassigned(node))
+    }
+
+    #[cold]
     fn unassigned(&self, node: NodeId) -> Stop {
         let span = self.span(node);
         self.fail(Error::UsedBeforeDefinition {
@@ -330,11 +360,7 @@ impl<'c, R: Real> Machine<'c, R> {
                         .read(self.s.stack[ctx.fp + s as usize], node)
                         .map(Flow::Value)
                 }
-                Node::Capture(i) => {
-                    break self
-                        .read(self.s.heap.capture(ctx.clo, i), node)
-                        .map(Flow::Value)
-                }
+                Node::Capture(i) => break self.read_capture(ctx.clo, i, node).map(Flow::Value),
                 Node::Global(g) => {
                     break self.read(self.s.globals[g as usize], node).map(Flow::Value)
                 }
