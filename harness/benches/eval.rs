@@ -22,7 +22,13 @@ fn kalman_lanes<R: Real>(c: &mut Criterion) {
         let bindings = kalman_bindings(lanes);
         group.throughput(Throughput::Elements(lanes as u64));
         group.bench_with_input(BenchmarkId::new("b", lanes), &lanes, |b, _| {
-            b.iter(|| black_box(session.run(&program, &bindings, &options).expect("bound")))
+            b.iter(|| {
+                black_box(
+                    session
+                        .evaluate(&program, &bindings, &options)
+                        .expect("bound"),
+                )
+            })
         });
     }
     group.finish();
@@ -61,7 +67,13 @@ fn small_programs(c: &mut Criterion) {
             ..Default::default()
         };
         group.bench_function(&p.name, |b| {
-            b.iter(|| black_box(session.run(&program, &bindings, &options).expect("bound")))
+            b.iter(|| {
+                black_box(
+                    session
+                        .evaluate(&program, &bindings, &options)
+                        .expect("bound"),
+                )
+            })
         });
     }
     group.finish();

@@ -65,7 +65,7 @@ pub struct Gradient {
 }
 
 /// The result of a run.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct Outcome {
     /// Number of lanes.
     pub lanes: usize,
@@ -114,6 +114,8 @@ struct Pools {
     slots: Vec<Slot>,
     /// One input's adjoint, lane-wide.
     buf: Vec<f64>,
+    /// The outcome [`Session::evaluate`] fills and lends out.
+    outcome: Outcome,
 }
 
 struct Input<'b> {
@@ -139,6 +141,33 @@ impl<R: Real> Session<R> {
         bindings: &Bindings,
         options: &RunOptions,
     ) -> Result<Outcome> {
+        let mut out = Outcome::default();
+        self.run_into(program, bindings, options, &mut out)?;
+        Ok(out)
+    }
+
+    /// Like [`Session::run`], but the outcome lives in the session and is overwritten by the
+    /// next call: repeated evaluation (an optimiser's steps) allocates nothing once warm.
+    pub fn evaluate(
+        &mut self,
+        program: &Program,
+        bindings: &Bindings,
+        options: &RunOptions,
+    ) -> Result<&Outcome> {
+        let mut out = std::mem::take(&mut self.pools.outcome);
+        let r = self.run_into(program, bindings, options, &mut out);
+        self.pools.outcome = out;
+        r.map(|()| &self.pools.outcome)
+    }
+
+    /// Runs into `out`, reusing its buffers.
+    pub fn run_into(
+        &mut self,
+        program: &Program,
+        bindings: &Bindings,
+        options: &RunOptions,
+        out: &mut Outcome,
+    ) -> Result<()> {
         let code = program.code();
         let wrt: Vec<&str> = match &options.grad {
             GradSpec::None => Vec::new(),
@@ -195,24 +224,38 @@ impl<R: Real> Session<R> {
                 });
             }
         }
-        let mut grads: Vec<Gradient> = wrt
-            .iter()
-            .map(|&w| {
-                let inp = inputs.iter().find(|i| i.name == w).expect("checked above");
-                let (shape, uniform) = match inp.binding {
-                    Binding::Uniform(t) => (t.shape, true),
-                    Binding::Lanes { shape, .. } => (*shape, false),
-                };
-                Gradient {
-                    name: w.to_string(),
+        let mut grads = std::mem::take(&mut out.grads);
+        grads.truncate(wrt.len());
+        for (k, &w) in wrt.iter().enumerate() {
+            let inp = inputs.iter().find(|i| i.name == w).expect("checked above");
+            let (shape, uniform) = match inp.binding {
+                Binding::Uniform(t) => (t.shape, true),
+                Binding::Lanes { shape, .. } => (*shape, false),
+            };
+            if k == grads.len() {
+                grads.push(Gradient {
+                    name: String::new(),
                     shape,
                     uniform,
-                    per_lane: vec![f64::NAN; lanes * shape.len()],
-                    sum: vec![0.0; shape.len()],
-                }
-            })
-            .collect();
-        let mut values: Vec<Option<std::result::Result<LaneValue, Error>>> = vec![None; lanes];
+                    per_lane: Vec::new(),
+                    sum: Vec::new(),
+                });
+            }
+            let g = &mut grads[k];
+            if g.name != w {
+                g.name.clear();
+                g.name.push_str(w);
+            }
+            (g.shape, g.uniform) = (shape, uniform);
+            g.per_lane.clear();
+            g.per_lane.resize(lanes * shape.len(), f64::NAN);
+            g.sum.clear();
+            g.sum.resize(shape.len(), 0.0);
+        }
+        // Every lane is resolved below; the placeholder never survives.
+        let mut values = std::mem::take(&mut out.values);
+        values.clear();
+        values.resize(lanes, Ok(LaneValue::Number(f64::NAN)));
         let block = if options.lane_block == 0 {
             lanes
         } else {
@@ -247,7 +290,7 @@ impl<R: Real> Session<R> {
                             .filter(|l| !failed.contains(l))
                             .collect();
                         for &l in &failed {
-                            values[l] = Some(Err(error.clone()));
+                            values[l] = Err(error.clone());
                         }
                         if !rest.is_empty() && failed.len() < group.len() {
                             queue.push_back(rest);
@@ -271,10 +314,6 @@ impl<R: Real> Session<R> {
             self.pools.spare.push(group);
         }
         self.pools.queue = queue;
-        let values: Vec<_> = values
-            .into_iter()
-            .map(|v| v.expect("every lane is resolved"))
-            .collect();
         for g in &mut grads {
             let n = g.shape.len();
             for (l, v) in values.iter().enumerate() {
@@ -285,13 +324,14 @@ impl<R: Real> Session<R> {
                 }
             }
         }
-        Ok(Outcome {
+        *out = Outcome {
             lanes,
             values,
             grads,
             steps,
             walks,
-        })
+        };
+        Ok(())
     }
 
     fn lanes_of(&self, mask: MaskId, group: &[usize]) -> Vec<usize> {
@@ -386,13 +426,13 @@ impl<R: Real> Session<R> {
         group: &[usize],
         inputs: &[Input<'_>],
         seed: Option<&[f64]>,
-        values: &mut [Option<std::result::Result<LaneValue, Error>>],
+        values: &mut [std::result::Result<LaneValue, Error>],
         grads: &mut [Gradient],
     ) {
         let code = program.code();
         let st = &self.state;
         for (i, &lane) in group.iter().enumerate() {
-            values[lane] = Some(Ok(lane_value(v, i, code, &st.pay, &st.masks, &st.heap)));
+            values[lane] = Ok(lane_value(v, i, code, &st.pay, &st.masks, &st.heap));
         }
         if grads.is_empty() {
             return;
@@ -405,7 +445,7 @@ impl<R: Real> Session<R> {
                     o => o.kind().to_string(),
                 };
                 for &lane in group {
-                    values[lane] = Some(Err(Error::NotDifferentiable { got: got.clone() }));
+                    values[lane] = Err(Error::NotDifferentiable { got: got.clone() });
                 }
                 return;
             }

@@ -96,7 +96,9 @@ fn kalman_at<R: Real>(cfg: &Config, lanes: usize) -> KalmanRow {
     let mut session = Session::<R>::new();
     let eval = seconds_per_call(
         || {
-            let out = session.run(&program, &bindings, &options).expect("bound");
+            let out = session
+                .evaluate(&program, &bindings, &options)
+                .expect("bound");
             std::hint::black_box(out);
         },
         cfg.min_sample,
@@ -193,7 +195,9 @@ pub fn small(cfg: &Config) -> Vec<SmallRow> {
             let eval = seconds_per_call(
                 || {
                     std::hint::black_box(
-                        session.run(&program, &bindings, &options).expect("bound"),
+                        session
+                            .evaluate(&program, &bindings, &options)
+                            .expect("bound"),
                     );
                 },
                 cfg.min_sample,

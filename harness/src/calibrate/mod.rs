@@ -161,12 +161,12 @@ pub fn evaluate<R: Real>(
         limits,
         ..Default::default()
     };
-    let out = match session.run(&problem.program, &bindings(problem, p), &options) {
+    let out = match session.evaluate(&problem.program, &bindings(problem, p), &options) {
         Ok(o) => o,
         Err(e) => return vec![Err(e.to_string()); p.len()],
     };
     (0..p.len())
-        .map(|r| restart_loss(problem, &out, r, with_grad))
+        .map(|r| restart_loss(problem, out, r, with_grad))
         .collect()
 }
 
