@@ -27,6 +27,8 @@ enum Command {
     Calibrate(cli::calibrate::CalibrateArgs),
     /// Replay a stream of candidate programs through calibration under a budget.
     Cosearch(cli::cosearch::CosearchArgs),
+    /// The GPU adapters found, the one in use and why, its limits and measured dispatch costs.
+    Devices(cli::devices::DevicesArgs),
 }
 
 fn main() -> ExitCode {
@@ -36,5 +38,6 @@ fn main() -> ExitCode {
         Command::Fuzz(args) => cli::fuzz::main(args),
         Command::Calibrate(args) => cli::calibrate::main(args),
         Command::Cosearch(args) => cli::cosearch::main(args),
+        Command::Devices(args) => cli::devices::main(args),
     }
 }

@@ -19,6 +19,9 @@ pub enum Experiment {
     /// The 80-step Kalman likelihood with gradient against the hand-written ceiling, and the
     /// small suite programs at one lane.
     Kalman(KalmanArgs),
+    /// The numeric ceiling: a population of D-dimensional Kalman likelihoods on the GPU
+    /// (one workgroup per candidate) against the kernel's CPU twin on all cores.
+    GpuCeiling(GpuCeilingArgs),
 }
 
 /// Arguments of `ndvm bench kalman`.
@@ -48,7 +51,62 @@ pub struct KalmanArgs {
 pub fn main(args: BenchArgs) -> ExitCode {
     match args.experiment {
         Experiment::Kalman(a) => kalman_cmd(a),
+        Experiment::GpuCeiling(a) => gpu_ceiling_cmd(a),
     }
+}
+
+/// Arguments of `ndvm bench gpu-ceiling`.
+#[derive(Args, Debug)]
+pub struct GpuCeilingArgs {
+    /// State dimensions D, comma-separated (2 ..= 64).
+    #[arg(long = "d", value_delimiter = ',', default_value = "2,8,16,32,64")]
+    pub dims: Vec<usize>,
+    /// Candidates G.
+    #[arg(long = "g", default_value_t = runtime_gpu::ceiling::PAPER_POPULATION)]
+    pub population: usize,
+    /// Time steps T.
+    #[arg(long = "t", default_value_t = runtime_gpu::ceiling::STEPS)]
+    pub steps: usize,
+    /// Timed runs per figure (the median is reported), after one untimed run.
+    #[arg(long, default_value_t = 3)]
+    pub samples: usize,
+    /// `auto` (the GPU if there is one, else the CPU twin alone), `gpu`, or `cpu`.
+    #[arg(long, default_value = "auto")]
+    pub device: runtime_gpu::DeviceChoice,
+    /// `text` or `json`.
+    #[arg(long, default_value = "text")]
+    pub format: String,
+}
+
+fn gpu_ceiling_cmd(a: GpuCeilingArgs) -> ExitCode {
+    use crate::bench::gpu_ceiling;
+    if a.format != "text" && a.format != "json" {
+        eprintln!("error: unknown format `{}` (use text or json)", a.format);
+        return ExitCode::from(2);
+    }
+    let cfg = gpu_ceiling::Config {
+        dims: a.dims,
+        population: a.population,
+        steps: a.steps,
+        samples: a.samples,
+        device: a.device,
+    };
+    let report = match gpu_ceiling::run(&cfg) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    if a.format == "json" {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&report).expect("serialisable")
+        );
+    } else {
+        gpu_ceiling::print_text(&report);
+    }
+    ExitCode::SUCCESS
 }
 
 fn kalman_cmd(a: KalmanArgs) -> ExitCode {

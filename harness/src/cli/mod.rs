@@ -3,6 +3,7 @@
 pub mod bench_cmd;
 pub mod calibrate;
 pub mod cosearch;
+pub mod devices;
 pub mod fuzz;
 pub mod inputs;
 pub mod output;

@@ -1,0 +1,65 @@
+//! The WGSL sources of ndvm's GPU kernels, as plain strings.
+//!
+//! This crate holds shader text and nothing else: `runtime-gpu` compiles these strings into
+//! pipelines once per process. Every source is parsed and validated by naga in this crate's
+//! unit tests, which need no GPU, so a broken shader fails `cargo test` with a `file:line`
+//! message. Each kernel has a CPU twin in `runtime-gpu` written to read like the shader.
+//!
+//! | shader | entry point | what |
+//! | --- | --- | --- |
+//! | [`CEILING`] | `main` | the numeric-ceiling kernel: a D-dimensional Kalman filter's NLL per candidate, one workgroup each |
+//! | [`EMPTY`] | `main` | a dispatch that does nothing, to measure the fixed cost of a round trip |
+//!
+//! ```
+//! let names: Vec<&str> = shaders::ALL.iter().map(|s| s.name).collect();
+//! assert_eq!(names, ["ceiling", "empty"]);
+//! assert!(shaders::CEILING.source.contains("@compute"));
+//! ```
+#![forbid(unsafe_code)]
+
+#[cfg(test)]
+mod validate;
+
+/// One WGSL source file and how to compile it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Shader {
+    /// Short name; also the label of the GPU objects made from it.
+    pub name: &'static str,
+    /// Path of the source, relative to this crate (for error messages).
+    pub path: &'static str,
+    /// The WGSL text.
+    pub source: &'static str,
+    /// The compute entry point.
+    pub entry_point: &'static str,
+    /// The pipeline-overridable constants and the values the tests validate them with.
+    pub overrides: &'static [(&'static str, f64)],
+}
+
+/// The numeric-ceiling kernel (`wgsl/ceiling.wgsl`).
+///
+/// Overrides: `DMAX` (the largest padded state dimension, which sizes two workgroup arrays of
+/// `DMAX * DMAX` floats) and `WG` (invocations per workgroup, at least `DMAX / 4`).
+pub const CEILING: Shader = Shader {
+    name: "ceiling",
+    path: "wgsl/ceiling.wgsl",
+    source: include_str!("../wgsl/ceiling.wgsl"),
+    entry_point: "main",
+    overrides: &[("DMAX", 64.0), ("WG", 256.0)],
+};
+
+/// The empty kernel (`wgsl/empty.wgsl`), one invocation that does nothing.
+pub const EMPTY: Shader = Shader {
+    name: "empty",
+    path: "wgsl/empty.wgsl",
+    source: include_str!("../wgsl/empty.wgsl"),
+    entry_point: "main",
+    overrides: &[],
+};
+
+/// Every shader of the crate.
+pub const ALL: &[Shader] = &[CEILING, EMPTY];
+
+/// The binding layout of [`CEILING`]: the uniform parameter block, in WGSL's field order.
+///
+/// `runtime-gpu` mirrors this as a `#[repr(C)]` bytemuck struct; a test there checks the size.
+pub const CEILING_PARAMS_BYTES: u64 = 32;
