@@ -1,4 +1,15 @@
-//! Shared helpers for the cross-crate tests: the reference data shipped in `data/`.
+//! Shared helpers for the cross-crate tests: the reference data shipped in `data/`, and the
+//! randomized differential tester: an independent [`oracle`], a seeded program generator
+//! ([`gen`]), the six gates ([`gates`]), a shrinker ([`shrink`]) and the per-family report
+//! ([`report`]).
+#![forbid(unsafe_code)]
+
+pub mod driver;
+pub mod gates;
+pub mod gen;
+pub mod oracle;
+pub mod report;
+pub mod shrink;
 
 use runtime_cpu::{Bindings, Tensor};
 use serde_json::Value as Json;

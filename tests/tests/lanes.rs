@@ -255,16 +255,36 @@ fn sixty_five_thousand_lanes_run_in_one_batch() {
     let lanes = 65_536;
     let mut rng = SplitMix(65_536);
     let xs: Vec<f64> = (0..lanes).map(|_| rng.uniform(0.0, 1.0)).collect();
-    let b = Bindings::new().scalar("a", 1.3).lanes("x", xs.clone()).unwrap();
-    let opts = RunOptions { grad: GradSpec::All, ..Default::default() };
+    let b = Bindings::new()
+        .scalar("a", 1.3)
+        .lanes("x", xs.clone())
+        .unwrap();
+    let opts = RunOptions {
+        grad: GradSpec::All,
+        ..Default::default()
+    };
     let mut session = Session::<f64>::new();
     let out = session.run(&p, &b, &opts).unwrap();
     assert_eq!(out.lanes, lanes);
     assert_eq!(out.walks, 1);
     for l in (0..lanes).step_by(4099) {
-        let one = session.run(&p, &Bindings::new().scalar("a", 1.3).scalar("x", xs[l]), &opts).unwrap();
+        let one = session
+            .run(
+                &p,
+                &Bindings::new().scalar("a", 1.3).scalar("x", xs[l]),
+                &opts,
+            )
+            .unwrap();
         assert_eq!(out.values[l], one.values[0], "lane {l}");
-        assert_eq!(out.grad("a").unwrap().per_lane[l], one.grad("a").unwrap().per_lane[0], "lane {l}");
-        assert_eq!(out.grad("x").unwrap().per_lane[l], one.grad("x").unwrap().per_lane[0], "lane {l}");
+        assert_eq!(
+            out.grad("a").unwrap().per_lane[l],
+            one.grad("a").unwrap().per_lane[0],
+            "lane {l}"
+        );
+        assert_eq!(
+            out.grad("x").unwrap().per_lane[l],
+            one.grad("x").unwrap().per_lane[0],
+            "lane {l}"
+        );
     }
 }
