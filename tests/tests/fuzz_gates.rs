@@ -68,6 +68,7 @@ fn generated_programs_pass_every_gate() {
 fn required_families_are_honoured_and_results_do_not_depend_on_threads() {
     let options = GenOptions {
         require: [Family::Matrix, Family::Trip].into_iter().collect(),
+        protected_ops: false,
     };
     let one = driver::run(5, 60, &options, 1, &|_| {});
     let three = driver::run(5, 60, &options, 3, &|_| {});
@@ -80,4 +81,23 @@ fn required_families_are_honoured_and_results_do_not_depend_on_threads() {
     assert!(Gate::ALL
         .iter()
         .all(|g| Gate::from_name(&g.to_string()) == Some(*g)));
+}
+
+#[test]
+fn protected_ops_pass_every_gate_in_the_oracle_and_the_runtime_alike() {
+    let options = GenOptions {
+        require: [Family::Math].into_iter().collect(),
+        protected_ops: true,
+    };
+    let results = driver::run(SEED + 1, 500, &options, 2, &|_| {});
+    let failures: Vec<String> = results
+        .iter()
+        .filter_map(|r| {
+            r.verdict
+                .first_failure()
+                .map(|(g, m)| format!("program {} fails {g}: {m}", r.index))
+        })
+        .take(5)
+        .collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

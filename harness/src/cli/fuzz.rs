@@ -36,6 +36,10 @@ pub struct FuzzArgs {
     /// Generator seed.
     #[arg(long, default_value_t = 7)]
     pub seed: u64,
+    /// Evaluate with `sqrt`, `log` and `normalize` clamped to at least 1e-8 like the paper's
+    /// artifact runtime, in the oracle and the runtime alike (IEEE is the default).
+    #[arg(long)]
+    pub protected_ops: bool,
     /// Number of programs (indices 0..count of the seed's stream).
     #[arg(long, default_value_t = 1000)]
     pub count: u64,
@@ -76,7 +80,10 @@ pub fn main(args: FuzzArgs) -> ExitCode {
             }
         }
     }
-    let options = GenOptions { require };
+    let options = GenOptions {
+        require,
+        protected_ops: args.protected_ops,
+    };
     let threads = args.threads.unwrap_or_else(|| {
         std::thread::available_parallelism()
             .map(|n| n.get())

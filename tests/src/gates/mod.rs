@@ -172,7 +172,7 @@ pub fn error_kind(message: &str) -> &str {
 /// lane runs past the oracle's limits (the program is not a valid test); a lane that meets an
 /// error of the language (a failed `ref` in a branch some lanes take) keeps it.
 pub fn oracle_lanes(case: &Case) -> Result<OracleLanes, String> {
-    let o = Oracle::parse(&case.source)?;
+    let o = Oracle::parse_with(&case.source, case.protected_ops)?;
     if let Some(free) = o
         .inputs()
         .iter()
@@ -223,7 +223,10 @@ pub fn check_only(case: &Case, gates: &[Gate]) -> Verdict {
             return v;
         }
     };
-    let program = match Program::parse(&case.source) {
+    let decode = runtime_cpu::DecodeOptions {
+        protected_ops: case.protected_ops,
+    };
+    let program = match Program::parse_with(&case.source, decode) {
         Ok(p) => p,
         Err(e) => {
             v.set(

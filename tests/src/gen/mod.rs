@@ -205,6 +205,8 @@ pub struct Case {
     pub lanes: usize,
     /// Inputs, uniform or per lane.
     pub inputs: Vec<CaseInput>,
+    /// Evaluate with the protected `sqrt`, `log` and `normalize` (oracle and runtime alike).
+    pub protected_ops: bool,
 }
 
 impl Case {
@@ -232,6 +234,8 @@ impl Case {
 pub struct GenOptions {
     /// Families every program must contain (in addition to those drawn at random).
     pub require: Families,
+    /// Run the programs with the artifact's protected `sqrt`, `log` and `normalize`.
+    pub protected_ops: bool,
 }
 
 /// The random stream of program `index` of `seed`.
@@ -254,6 +258,7 @@ pub fn generate(seed: u64, index: u64, options: &GenOptions) -> Case {
         families,
         lanes,
         inputs,
+        protected_ops: options.protected_ops,
     }
 }
 
@@ -276,6 +281,7 @@ mod tests {
     fn required_families_are_present() {
         for f in Family::ALL {
             let o = GenOptions {
+                protected_ops: false,
                 require: [f].into_iter().collect(),
             };
             for i in 0..30 {

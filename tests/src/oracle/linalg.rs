@@ -227,7 +227,10 @@ impl<N: Scalar> Interp<'_, N> {
             }
             Normalize => {
                 let t = tensor(p, &args[0])?;
-                let norm = sum(t.data.iter().map(|&x| x * x)).sqrt();
+                let mut norm = sum(t.data.iter().map(|&x| x * x)).sqrt();
+                if self.prog.protected {
+                    norm = super::prims::clamp_low(norm);
+                }
                 Ok(Value::tensor(
                     t.shape,
                     t.data.iter().map(|&x| x / norm).collect(),

@@ -130,8 +130,15 @@ pub struct Oracle {
 impl Oracle {
     /// Reads and analyses `source`; errors as `Kind: message`.
     pub fn parse(source: &str) -> Result<Oracle, String> {
+        Oracle::parse_with(source, false)
+    }
+
+    /// Like [`Oracle::parse`]; with `protected`, `sqrt`, `log` and `normalize` clamp their
+    /// argument (the norm, for `normalize`) to at least 1e-8, with a zero derivative below.
+    pub fn parse_with(source: &str, protected: bool) -> Result<Oracle, String> {
         let forms = reader::read_all(source).map_err(|e| format!("Read: {e}"))?;
-        let prog = syntax::analyse(&forms)?;
+        let mut prog = syntax::analyse(&forms)?;
+        prog.protected = protected;
         let inputs = prog
             .inputs
             .iter()

@@ -110,6 +110,8 @@ impl<N: Scalar> Interp<'_, N> {
             Sin => self.map(p, &args[0], N::sin),
             Cos => self.map(p, &args[0], N::cos),
             Exp => self.map(p, &args[0], N::exp),
+            Log if self.prog.protected => self.map(p, &args[0], |x| clamp_low(x).ln()),
+            Sqrt if self.prog.protected => self.map(p, &args[0], |x| clamp_low(x).sqrt()),
             Log => self.map(p, &args[0], N::ln),
             Sqrt => self.map(p, &args[0], N::sqrt),
             Abs => self.map(p, &args[0], |x| {
@@ -236,5 +238,14 @@ impl<N: Scalar> Interp<'_, N> {
                 type_err(p.name(), "numbers, vectors or matrices", other)
             }
         }
+    }
+}
+
+/// The artifact's protection: arguments below 1e-8 become the constant 1e-8 (zero derivative).
+pub(super) fn clamp_low<N: Scalar>(x: N) -> N {
+    if x.val() < 1e-8 {
+        N::cst(1e-8)
+    } else {
+        x
     }
 }

@@ -113,6 +113,8 @@ pub struct Analysed {
     pub inputs: Vec<Sym>,
     /// Number of interned names.
     pub globals: usize,
+    /// `sqrt`, `log` and `normalize` clamp their argument to at least 1e-8.
+    pub protected: bool,
 }
 
 struct Analyser {
@@ -622,6 +624,7 @@ pub fn analyse(forms: &[Datum]) -> R<Analysed> {
     Ok(Analysed {
         forms: out,
         globals: a.names.len(),
+        protected: false,
         names: a.names,
         inputs: a.inputs,
     })
