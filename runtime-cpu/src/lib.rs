@@ -68,7 +68,7 @@ pub use error::{Error, Result};
 pub use eval::Limits;
 pub use print::{number as format_number, LaneValue};
 pub use program::Program;
-pub use session::{GradSpec, Gradient, Outcome, RunOptions, Session};
+pub use session::{GradSpec, Gradient, Outcome, RunOptions, Session, DEFAULT_LANE_BLOCK};
 pub use shared_ir::{Real, Shape};
 pub use syntax::Span;
 pub use value::{MaskId, Slot, Value};

@@ -12,6 +12,11 @@ use crate::value::{MaskId, Slot, Value};
 use shared_ir::{Real, Shape};
 use std::collections::VecDeque;
 
+/// Lanes walked together by default: at 1024 lanes of the 80-step Kalman program, blocks of 256
+/// run 2.3 times faster per lane than one walk, whose working set (every payload and adjoint of
+/// the tape) outgrows the cache (`ndvm bench kalman --lane-block`).
+pub const DEFAULT_LANE_BLOCK: usize = 256;
+
 /// Which inputs to differentiate.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub enum GradSpec {
@@ -32,6 +37,8 @@ pub struct RunOptions {
     /// Step, depth and memory limits.
     pub limits: Limits,
     /// Lanes walked together; larger batches are cut into blocks of this many (0: no limit).
+    /// Results do not depend on it; the default, [`DEFAULT_LANE_BLOCK`], keeps a block's
+    /// payloads and adjoints in cache.
     pub lane_block: usize,
     /// The adjoint each lane's value is seeded with (one per lane; all ones when `None`). With
     /// seeds `w`, the gradients are those of `sum_l w_l * value_l`: a loss summed over lanes.
@@ -43,7 +50,7 @@ impl Default for RunOptions {
         RunOptions {
             grad: GradSpec::None,
             limits: Limits::default(),
-            lane_block: 0,
+            lane_block: DEFAULT_LANE_BLOCK,
             seed: None,
         }
     }

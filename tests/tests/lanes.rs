@@ -259,8 +259,10 @@ fn sixty_five_thousand_lanes_run_in_one_batch() {
         .scalar("a", 1.3)
         .lanes("x", xs.clone())
         .unwrap();
+    // One walk over every lane (no blocking).
     let opts = RunOptions {
         grad: GradSpec::All,
+        lane_block: 0,
         ..Default::default()
     };
     let mut session = Session::<f64>::new();

@@ -40,7 +40,7 @@ pub struct KalmanArgs {
     #[arg(long, default_value_t = 5)]
     pub samples: usize,
     /// Lanes walked together (0: all lanes in one walk).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = runtime_cpu::DEFAULT_LANE_BLOCK)]
     pub lane_block: usize,
     /// `text` or `json`.
     #[arg(long, default_value = "text")]

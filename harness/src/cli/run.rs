@@ -82,7 +82,8 @@ pub struct RunArgs {
     pub max_memory_mb: u64,
 
     /// Lanes walked together; larger batches are cut into blocks of N (0: all in one walk).
-    #[arg(long, value_name = "N", default_value_t = 0)]
+    /// Results do not depend on it.
+    #[arg(long, value_name = "N", default_value_t = runtime_cpu::DEFAULT_LANE_BLOCK)]
     pub lane_block: usize,
 
     /// Writes the results to FILE instead of standard output.
