@@ -14,6 +14,8 @@ pub fn svg(times: &[f64], r2: &[Option<f64>], title: &str) -> String {
     let (mut best, mut r2_pts, mut fit_pts) = (f64::NEG_INFINITY, String::new(), String::new());
     let x = |t: f64| left + pw * t / t_max;
     let y_r2 = |r: f64| top + ph * (1.0 - r.clamp(0.0, 1.0));
+    // The fits line needs no more than about a thousand points.
+    let stride = order.len().div_ceil(1000).max(1);
     for (k, &i) in order.iter().enumerate() {
         if let Some(r) = r2[i] {
             if r > best {
@@ -21,12 +23,10 @@ pub fn svg(times: &[f64], r2: &[Option<f64>], title: &str) -> String {
                 let _ = write!(r2_pts, "{:.1},{:.1} ", x(times[i]), y_r2(best));
             }
         }
-        let _ = write!(
-            fit_pts,
-            "{:.1},{:.1} ",
-            x(times[i]),
-            top + ph * (1.0 - (k + 1) as f64 / n)
-        );
+        if k % stride == 0 || k + 1 == order.len() {
+            let y = top + ph * (1.0 - (k + 1) as f64 / n);
+            let _ = write!(fit_pts, "{:.1},{:.1} ", x(times[i]), y);
+        }
     }
     if best > f64::NEG_INFINITY {
         let _ = write!(r2_pts, "{:.1},{:.1}", x(t_max), y_r2(best));
