@@ -203,6 +203,13 @@ pub enum Error {
         /// What went wrong.
         message: String,
     },
+    /// The device running the walk's numeric regions failed (a lost device, a buffer over
+    /// its limits); every lane of the walk fails.
+    #[error("device error: {message}")]
+    Device {
+        /// What the device reported.
+        message: String,
+    },
     /// A problem with the inputs handed to the program (not with the program itself).
     #[error("input `{name}`: {message}")]
     Binding {
@@ -238,7 +245,11 @@ impl Error {
             | StepBudget { span, .. }
             | DepthLimit { span, .. } => Some(*span),
             MemoryLimit { span, .. } => *span,
-            EmptyProgram | NotDifferentiable { .. } | Binding { .. } | Internal { .. } => None,
+            EmptyProgram
+            | NotDifferentiable { .. }
+            | Binding { .. }
+            | Internal { .. }
+            | Device { .. } => None,
         }
     }
 
@@ -247,7 +258,10 @@ impl Error {
     pub fn is_resource_limit(&self) -> bool {
         matches!(
             self,
-            Error::StepBudget { .. } | Error::DepthLimit { .. } | Error::MemoryLimit { .. }
+            Error::StepBudget { .. }
+                | Error::DepthLimit { .. }
+                | Error::MemoryLimit { .. }
+                | Error::Device { .. }
         )
     }
 }

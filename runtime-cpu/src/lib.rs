@@ -65,7 +65,7 @@ mod value;
 pub use bindings::{Binding, Bindings, Tensor};
 pub use decode::DecodeOptions;
 pub use error::{Error, Result};
-pub use eval::Limits;
+pub use eval::{Limits, RegionCounts};
 pub use print::{number as format_number, LaneValue};
 pub use program::Program;
 pub use session::{GradSpec, Gradient, Outcome, RunOptions, Session, DEFAULT_LANE_BLOCK};

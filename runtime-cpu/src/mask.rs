@@ -18,6 +18,23 @@ impl Masks {
         self.bits.resize(self.lanes, true);
     }
 
+    /// Every mask's lanes as bits, for a region device.
+    pub fn bits(&self) -> shared_ir::region::MaskBits {
+        let words_per_mask = self.lanes.div_ceil(32);
+        let masks = self.bits.len() / self.lanes;
+        let mut words = vec![0u32; masks * words_per_mask];
+        for (i, &b) in self.bits.iter().enumerate() {
+            if b {
+                let (m, l) = (i / self.lanes, i % self.lanes);
+                words[m * words_per_mask + l / 32] |= 1 << (l % 32);
+            }
+        }
+        shared_ir::region::MaskBits {
+            words_per_mask: words_per_mask as u32,
+            words,
+        }
+    }
+
     /// The booleans of a mask.
     #[inline(always)]
     pub fn get(&self, m: MaskId) -> &[bool] {

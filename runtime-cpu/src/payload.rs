@@ -86,12 +86,16 @@ pub struct Payloads<R> {
     slots: Vec<SlotInfo>,
     limit: usize,
     adj_top: usize,
+    keep_lanes: bool,
 }
 
 impl<R: Real> Payloads<R> {
     /// Clears the table for a run of `lanes` lanes, keeping its memory. `limit` bounds the
     /// numbers stored.
-    pub fn reset(&mut self, lanes: usize, limit: usize) {
+    /// With `keep_lanes`, a per-lane slot stays per lane even on one lane (so that a region
+    /// device sees the same work at every width).
+    pub fn reset(&mut self, lanes: usize, limit: usize, keep_lanes: bool) {
+        self.keep_lanes = keep_lanes;
         self.lanes = lanes.max(1);
         self.top = 0;
         self.slots.clear();
@@ -159,7 +163,7 @@ impl<R: Real> Payloads<R> {
         lanes: bool,
         active: bool,
     ) -> Option<(Slot, SlotInfo)> {
-        let lanes = lanes && self.lanes > 1;
+        let lanes = lanes && (self.lanes > 1 || self.keep_lanes);
         let len = shape.len();
         // A slot too large to count in 32 bits is past any memory limit.
         let len32 = u32::try_from(len).ok()?;
@@ -192,6 +196,22 @@ impl<R: Real> Payloads<R> {
         };
         self.slots.push(info);
         Some(Slot((self.slots.len() - 1) as u32))
+    }
+
+    /// Numbers in use (the end of the newest slot).
+    #[inline(always)]
+    pub fn top(&self) -> usize {
+        self.top
+    }
+
+    /// Every slot made so far, in order.
+    pub fn slot_infos(&self) -> &[SlotInfo] {
+        &self.slots
+    }
+
+    /// The numbers in use, mutably (a region device writes its results here).
+    pub fn data_mut(&mut self) -> &mut [R] {
+        &mut self.data[..self.top]
     }
 
     /// Every number of the arena (a slot's numbers start at its [`SlotInfo::offset`]).

@@ -5,10 +5,15 @@
 use crate::backward::{backward, Adjoints};
 use crate::bindings::{Binding, Bindings};
 use crate::error::{Error, Result};
-use crate::eval::{Ctx, Fault, Limits, Machine, State, NO_CLOSURE};
+use crate::eval::{
+    encode_rec, encode_slots, region_size, Ctx, Fault, Limits, Machine, RegionCounts, State,
+    NO_CLOSURE,
+};
+use crate::payload::NO_ADJOINT;
 use crate::print::{lane_value, LaneValue};
 use crate::program::Program;
 use crate::value::{MaskId, Slot, Value};
+use shared_ir::region::RegionDevice;
 use shared_ir::{Real, Shape};
 use std::collections::VecDeque;
 
@@ -367,8 +372,16 @@ impl<R: Real> Session<R> {
         let slots = &mut self.pools.slots;
         slots.clear();
         let l = group.len();
+        st.defer = match st.device.as_mut() {
+            Some(d) => d.defer_at(l),
+            None => false,
+        };
+        st.pending.clear();
+        st.pending_aux.clear();
+        st.region.clear();
+        st.synced = 0;
         st.pay
-            .reset(l, limits.max_memory / std::mem::size_of::<R>());
+            .reset(l, limits.max_memory / std::mem::size_of::<R>(), st.defer);
         st.masks.reset(l);
         st.heap.reset();
         st.tape.reset();
@@ -419,6 +432,7 @@ impl<R: Real> Session<R> {
                 clo: NO_CLOSURE,
             },
         );
+        let r = r.and_then(|v| m.flush().map(|()| v));
         let r = r.map_err(|_| m.take_fault());
         let used = m.steps();
         (r, used)
@@ -457,6 +471,16 @@ impl<R: Real> Session<R> {
                 return;
             }
         };
+        if self.state.defer && self.device_wants_reverse() {
+            if let Err(message) = self.reverse_on_device(result, group, inputs, seed, grads) {
+                for &lane in group {
+                    values[lane] = Err(Error::Device {
+                        message: message.clone(),
+                    });
+                }
+            }
+            return;
+        }
         self.adj.prepare(&self.state.pay);
         if let Some(adj) = self.adj.get_mut(&self.state.pay.info(result)) {
             match seed {
@@ -488,6 +512,107 @@ impl<R: Real> Session<R> {
         if info.active {
             self.adj.take_clean(&info, buf);
         }
+    }
+}
+
+impl<R: Real> Session<R> {
+    /// Attaches a device that runs the numeric regions of walks (or detaches it with `None`).
+    /// With a device, per-lane numeric work is collected into regions that the device runs
+    /// when its cost model says so; results are the same up to the device's arithmetic.
+    pub fn set_device(&mut self, device: Option<Box<dyn RegionDevice<R>>>) {
+        self.state.device = device;
+    }
+
+    /// The attached region device.
+    pub fn device(&self) -> Option<&dyn RegionDevice<R>> {
+        self.state.device.as_deref()
+    }
+
+    /// How many regions ran on the device and on the CPU, over the session's life.
+    pub fn region_counts(&self) -> RegionCounts {
+        self.state.region_stats
+    }
+
+    fn device_wants_reverse(&mut self) -> bool {
+        let st = &mut self.state;
+        if st.tape.entries.is_empty() {
+            return false;
+        }
+        let stats = region_size(st, st.tape.entries.iter().map(|e| e.rec));
+        st.device.as_mut().is_some_and(|d| d.wants(&stats))
+    }
+
+    /// The reverse pass on the device: the tape as a region, run backwards from the seed.
+    fn reverse_on_device(
+        &mut self,
+        result: Slot,
+        group: &[usize],
+        inputs: &[Input<'_>],
+        seed: Option<&[f64]>,
+        grads: &mut [Gradient],
+    ) -> std::result::Result<(), String> {
+        let st = &mut self.state;
+        let l = group.len();
+        let res = st.pay.info(result);
+        let slots = &self.pools.slots;
+        let mut read = 0usize;
+        for (inp, &slot) in inputs.iter().zip(slots) {
+            let info = st.pay.info(slot);
+            if inp.grad.is_some() && info.adj != NO_ADJOINT {
+                read = read.max(info.adj + info.n() * l);
+            }
+        }
+        if res.adj == NO_ADJOINT || read == 0 {
+            // Nothing reaches a differentiated input: every gradient is zero.
+            for (inp, &slot) in inputs.iter().zip(slots) {
+                let Some(k) = inp.grad else { continue };
+                let n = st.pay.info(slot).n();
+                for &lane in group {
+                    grads[k].per_lane[lane * n..(lane + 1) * n].fill(0.0);
+                }
+            }
+            return Ok(());
+        }
+        encode_slots(&mut st.region, st.pay.slot_infos());
+        st.region.ops.clear();
+        st.region.aux.clear();
+        st.region.lanes = l as u32;
+        for e in &st.tape.entries {
+            encode_rec(&mut st.region, &e.rec, e.mask.0, &st.tape.aux);
+        }
+        let seeds: Vec<R> = match seed {
+            None => vec![R::ONE; l],
+            Some(w) => group.iter().map(|&lane| R::from_f64(w[lane])).collect(),
+        };
+        let masks = st.masks.bits();
+        let device = st.device.as_mut().expect("checked by the caller");
+        let top = st.pay.top();
+        let adj = device.reverse(
+            &st.region,
+            &masks,
+            &st.pay.data()[..top],
+            st.synced,
+            st.pay.adjoint_len(),
+            (res.adj, &seeds),
+            read,
+        )?;
+        st.region_stats.device_reverse += 1;
+        for (inp, &slot) in inputs.iter().zip(slots) {
+            let Some(k) = inp.grad else { continue };
+            let info = st.pay.info(slot);
+            let g = &mut grads[k];
+            let n = g.shape.len();
+            for e in 0..n {
+                for (i, &lane) in group.iter().enumerate() {
+                    g.per_lane[lane * n + e] = if info.adj == NO_ADJOINT {
+                        0.0
+                    } else {
+                        adj[info.adj + e * l + i].to_f64()
+                    };
+                }
+            }
+        }
+        Ok(())
     }
 }
 

@@ -4,40 +4,7 @@
 use crate::value::{MaskId, Slot};
 use shared_ir::{BinaryOp, UnaryOp};
 
-/// A vector or matrix operation with its own adjoint rule.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum LinalgOp {
-    /// `dot a b`.
-    Dot,
-    /// `vsum a`.
-    Vsum,
-    /// `norm a`.
-    Norm,
-    /// `normalize a`.
-    Normalize,
-    /// `normalize a` with the protected clamp.
-    NormalizeProtected,
-    /// `cross a b`.
-    Cross,
-    /// `matvec A v`.
-    Matvec,
-    /// `matmul A B`.
-    Matmul,
-    /// `transpose A`.
-    Transpose,
-    /// `trace A`.
-    Trace,
-    /// `outer a b`.
-    Outer,
-    /// `det A`.
-    Det,
-    /// `logdet A`.
-    Logdet,
-    /// `inv A`.
-    Inv,
-    /// `solve A b`.
-    Solve,
-}
+pub use shared_ir::LinalgOp;
 
 /// One recorded operation.
 #[derive(Copy, Clone, Debug, PartialEq)]

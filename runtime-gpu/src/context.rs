@@ -36,6 +36,7 @@ pub struct GpuContext {
     pub(crate) pipelines: PipelineCache,
     pub(crate) pool: BufferPool,
     pub(crate) costs: OnceLock<Result<DispatchCosts, GpuError>>,
+    pub(crate) region_costs: OnceLock<Result<shared_ir::region::RegionCosts, GpuError>>,
 }
 
 impl std::fmt::Debug for GpuContext {
@@ -114,6 +115,7 @@ impl GpuContext {
             pipelines: PipelineCache::default(),
             pool: BufferPool::default(),
             costs: OnceLock::new(),
+            region_costs: OnceLock::new(),
         })
     }
 
@@ -218,6 +220,17 @@ impl GpuContext {
         src: &wgpu::Buffer,
         count: usize,
     ) -> Result<Vec<T>, GpuError> {
+        self.read_back_at(during, src, 0, count)
+    }
+
+    /// [`GpuContext::read_back`] from byte `offset` of `src` (a multiple of 4).
+    pub(crate) fn read_back_at<T: bytemuck::Pod>(
+        &self,
+        during: &str,
+        src: &wgpu::Buffer,
+        offset: u64,
+        count: usize,
+    ) -> Result<Vec<T>, GpuError> {
         let bytes = (count * std::mem::size_of::<T>()) as u64;
         if bytes == 0 {
             return Ok(Vec::new());
@@ -229,7 +242,7 @@ impl GpuContext {
                     label: Some("ndvm.read_back"),
                 })
         })?;
-        encoder.copy_buffer_to_buffer(src, 0, &staging, 0, bytes);
+        encoder.copy_buffer_to_buffer(src, offset, &staging, 0, bytes);
         self.submit_and_wait(during, encoder.finish())?;
         let mapped: Arc<Mutex<Option<Result<(), wgpu::BufferAsyncError>>>> = Arc::default();
         let on_map = Arc::clone(&mapped);
@@ -239,7 +252,18 @@ impl GpuContext {
             })
         })?;
         self.wait(during, None)?;
-        let outcome = mapped.lock().unwrap_or_else(|p| p.into_inner()).take();
+        // The callback may come on a later poll than the one that saw the copy finish.
+        let started = std::time::Instant::now();
+        let outcome = loop {
+            if let Some(r) = mapped.lock().unwrap_or_else(|p| p.into_inner()).take() {
+                break Some(r);
+            }
+            if started.elapsed() > self.wait_timeout {
+                break None;
+            }
+            std::thread::sleep(Duration::from_micros(50));
+            self.wait(during, None)?;
+        };
         let label = staging.label().to_string();
         match outcome {
             Some(Ok(())) => {}

@@ -17,6 +17,7 @@
 //! | `choice` | `auto` / `gpu` / `cpu` |
 //! | [`ceiling`] | the ceiling experiment's problem, dispatch plan and GPU run |
 //! | [`cpu_twin`] | the ceiling kernel on the CPU, written to read like the shader |
+//! | [`region`] | the region device: a walk's numeric regions on the GPU, forward and reverse |
 //!
 //! The CPU twin needs no device:
 //!
@@ -62,6 +63,7 @@ pub mod cpu_twin;
 mod error;
 mod pipelines;
 mod pool;
+pub mod region;
 pub mod testing;
 
 pub use adapter::{list_adapters, AdapterSummary, ContextOptions, DeviceLimits, ADAPTER_ENV};
@@ -70,6 +72,7 @@ pub use context::GpuContext;
 pub use costs::DispatchCosts;
 pub use error::GpuError;
 pub use pool::PoolStats;
+pub use region::{GpuRegions, RegionPolicy};
 
 /// Re-exported so callers can name backends in [`ContextOptions`] without depending on wgpu.
 pub use wgpu::Backends;

@@ -9,10 +9,11 @@
 //! | --- | --- | --- |
 //! | [`CEILING`] | `main` | the numeric-ceiling kernel: a D-dimensional Kalman filter's NLL per candidate, one workgroup each |
 //! | [`EMPTY`] | `main` | a dispatch that does nothing, to measure the fixed cost of a round trip |
+//! | [`REGION_FORWARD`], [`REGION_REVERSE`] | `forward`, `reverse` | the region interpreter: a region's op records over B lanes, forward and reverse |
 //!
 //! ```
 //! let names: Vec<&str> = shaders::ALL.iter().map(|s| s.name).collect();
-//! assert_eq!(names, ["ceiling", "empty"]);
+//! assert_eq!(names, ["ceiling", "empty", "region_forward", "region_reverse"]);
 //! assert!(shaders::CEILING.source.contains("@compute"));
 //! ```
 #![forbid(unsafe_code)]
@@ -56,8 +57,29 @@ pub const EMPTY: Shader = Shader {
     overrides: &[],
 };
 
+/// The region interpreter's forward pass (`wgsl/region.wgsl`, entry `forward`): one invocation
+/// per lane runs op records `op_begin..op_end` of a region over the data arena.
+pub const REGION_FORWARD: Shader = Shader {
+    name: "region_forward",
+    path: "wgsl/region.wgsl",
+    source: include_str!("../wgsl/region.wgsl"),
+    entry_point: "forward",
+    overrides: &[],
+};
+
+/// The region interpreter's reverse pass (`wgsl/region.wgsl`, entry `reverse`): records
+/// `op_end-1` down to `op_begin`, accumulating lane-wide adjoints under each record's mask.
+pub const REGION_REVERSE: Shader = Shader {
+    name: "region_reverse",
+    entry_point: "reverse",
+    ..REGION_FORWARD
+};
+
 /// Every shader of the crate.
-pub const ALL: &[Shader] = &[CEILING, EMPTY];
+pub const ALL: &[Shader] = &[CEILING, EMPTY, REGION_FORWARD, REGION_REVERSE];
+
+/// The size of the region interpreter's `Params` block, bytes.
+pub const REGION_PARAMS_BYTES: u64 = 32;
 
 /// The binding layout of [`CEILING`]: the uniform parameter block, in WGSL's field order.
 ///

@@ -2,7 +2,8 @@
 //!
 //! `shared-ir` owns what the CPU interpreter and a GPU backend must agree on: the payload number
 //! type ([`Real`]), the elementwise operation set with forward and derivative rules side by side
-//! ([`UnaryOp`], [`BinaryOp`], [`CompareOp`]), and tensor shapes ([`Shape`]). It depends on no
+//! ([`UnaryOp`], [`BinaryOp`], [`CompareOp`]), and tensor shapes ([`Shape`]); and the [`region`] format in which the numeric work of a walk
+//! goes to a device, with the cost model that decides where it runs. It depends on no
 //! runtime, so either runtime can be built and tested without the other.
 //!
 //! ```
@@ -15,8 +16,10 @@
 
 mod op;
 mod real;
+pub mod region;
 mod shape;
 
 pub use op::{BinaryOp, CompareOp, UnaryOp};
 pub use real::Real;
+pub use region::LinalgOp;
 pub use shape::Shape;

@@ -4,6 +4,7 @@
 //! ([`report`]).
 #![forbid(unsafe_code)]
 
+pub mod divergent;
 pub mod driver;
 pub mod gates;
 pub mod gen;

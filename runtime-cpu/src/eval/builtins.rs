@@ -259,31 +259,26 @@ impl<R: Real> Machine<'_, R> {
             }
         }
         let out = self.alloc_slot(shape, lanes, active, Some(node))?;
-        let w = if self.s.pay.info(out).lanes {
-            self.s.pay.lanes()
-        } else {
-            1
-        };
+        let lanes_out = self.s.pay.info(out).lanes;
         let aux_start = self.s.tape.aux.len() as u32;
         let s = &mut *self.s;
-        let (inputs, o) = s.pay.split(out);
-        let mut e_out = 0usize;
+        s.parts.clear();
         for i in 0..nargs {
             let Value::Num(p) = s.stack[base + i] else {
                 unreachable!("checked")
             };
-            for e in 0..inputs.info(p).shape.len() {
-                let dst = &mut o[e_out * w..(e_out + 1) * w];
-                match inputs.col(p, e) {
-                    crate::payload::Col::Lanes(src) => dst.copy_from_slice(src),
-                    crate::payload::Col::Uniform(x) => dst.fill(x),
-                }
-                e_out += 1;
-            }
-            if active && self.taping {
-                s.tape.aux.push(p);
-            }
+            s.parts.push(p);
         }
+        if active && self.taping {
+            s.tape.aux.extend_from_slice(&s.parts);
+        }
+        let rec = Rec::Pack {
+            out,
+            start: 0,
+            count: nargs as u32,
+        };
+        self.exec(rec, lanes_out);
+        let s = &mut *self.s;
         if active && self.taping {
             let rec = Rec::Pack {
                 out,
@@ -297,7 +292,7 @@ impl<R: Real> Machine<'_, R> {
 
     /// A structural integer argument (a size or an index): the same on every lane.
     pub(crate) fn index_arg(
-        &self,
+        &mut self,
         v: Value,
         op: &str,
         what: &'static str,
@@ -311,6 +306,7 @@ impl<R: Real> Machine<'_, R> {
         let x = match self.s.pay.scalar(s) {
             Some(x) => x,
             None => {
+                self.flush()?;
                 let data = self.s.pay.get(s);
                 let active = self.s.masks.get(self.mask);
                 let mut first = None;
@@ -418,10 +414,13 @@ impl<R: Real> Machine<'_, R> {
             return Err(self.out_of_range(bound.0, bound.1, what, node));
         }
         let out = self.alloc_slot(shape, info.lanes, info.active, Some(node))?;
-        let w = if info.lanes { self.s.pay.lanes() } else { 1 };
-        let (inputs, o) = self.s.pay.split(out);
-        let s = inputs.get(src);
-        o.copy_from_slice(&s[first * w..(first + shape.len()) * w]);
+        let lanes_out = self.s.pay.info(out).lanes;
+        let rec = Rec::Extract {
+            out,
+            src,
+            first: first as u32,
+        };
+        self.exec(rec, lanes_out);
         if info.active && self.taping {
             let rec = Rec::Extract {
                 out,

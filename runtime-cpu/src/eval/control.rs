@@ -207,23 +207,15 @@ impl<R: Real> Machine<'_, R> {
                 }
                 let active = ix.active || iy.active;
                 let out = self.alloc_slot(ix.shape, true, active, None)?;
-                let lanes = self.s.pay.lanes();
-                let c = self.s.masks.get(cond);
-                let (inputs, o) = self.s.pay.split(out);
-                for e in 0..ix.shape.len() {
-                    let (ca, cb) = (inputs.col(x, e), inputs.col(y, e));
-                    let oc = &mut o[e * lanes..(e + 1) * lanes];
-                    for (l, slot) in oc.iter_mut().enumerate() {
-                        *slot = if c[l] { ca.at(l) } else { cb.at(l) };
-                    }
-                }
+                let lanes_out = self.s.pay.info(out).lanes;
+                let rec = Rec::Select {
+                    out,
+                    cond,
+                    a: x,
+                    b: y,
+                };
+                self.exec(rec, lanes_out);
                 if active && self.taping {
-                    let rec = Rec::Select {
-                        out,
-                        cond,
-                        a: x,
-                        b: y,
-                    };
                     self.s.tape.push(rec, MaskId::ALL);
                 }
                 Ok(Value::Num(out))

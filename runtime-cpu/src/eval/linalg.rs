@@ -4,7 +4,6 @@ use super::{EResult, Machine};
 use crate::builtin::Builtin;
 use crate::code::NodeId;
 use crate::error::Error;
-use crate::kernels::{broadcast, linalg as k};
 use crate::tape::{LinalgOp, Rec};
 use crate::value::{Slot, Value};
 use shared_ir::{BinaryOp, Real, Shape};
@@ -245,60 +244,16 @@ impl<R: Real> Machine<'_, R> {
         let lanes_out = ia.lanes || ib.is_some_and(|i| i.lanes);
         let active = ia.active || ib.is_some_and(|i| i.active);
         let out = self.alloc_slot(shape, lanes_out, active, Some(node))?;
-        let l = if self.s.pay.info(out).lanes {
-            self.s.pay.lanes()
-        } else {
-            1
+        let lanes_out = self.s.pay.info(out).lanes;
+        let rec = Rec::Linalg {
+            op,
+            out,
+            a,
+            b: b.unwrap_or(a),
         };
-        let st = &mut *self.s;
-        let (inputs, o) = st.pay.split(out);
-        let av: &[R] = if ia.lanes || l == 1 {
-            inputs.get(a)
-        } else {
-            broadcast(&mut st.buf_a, inputs.get(a), l)
-        };
-        let bv: &[R] = match (b, ib) {
-            (Some(b), Some(ib)) if ib.lanes || l == 1 => inputs.get(b),
-            (Some(b), Some(_)) => broadcast(&mut st.buf_b, inputs.get(b), l),
-            _ => &[],
-        };
-        let dims = |s: Shape| match s {
-            Shape::Scalar => (1, 1),
-            Shape::Vector(n) => (n as usize, 1),
-            Shape::Matrix(r, c) => (r as usize, c as usize),
-        };
-        let (m, kk) = dims(ia.shape);
-        let (bm, bn) = ib.map_or((0, 0), |i| dims(i.shape));
-        let na = ia.shape.len();
-        let (buf_c, lu) = (&mut st.buf_c, &mut st.lu);
-        crate::with_width!(l, w => match op {
-            LinalgOp::Dot => k::dot(o, av, bv, na, w),
-            LinalgOp::Vsum => k::vsum(o, av, na, w),
-            LinalgOp::Norm => k::norm(o, av, na, w),
-            LinalgOp::Normalize => k::normalize(o, av, na, w, buf_c, false),
-            LinalgOp::NormalizeProtected => k::normalize(o, av, na, w, buf_c, true),
-            LinalgOp::Cross => k::cross(o, av, bv, w),
-            LinalgOp::Matvec => k::matvec(o, av, bv, m, kk, w),
-            LinalgOp::Matmul => k::matmul(o, av, bv, m, kk, bn, w),
-            LinalgOp::Transpose => k::transpose(o, av, m, kk, w),
-            LinalgOp::Trace => k::trace(o, av, m, kk, w),
-            LinalgOp::Outer => k::outer(o, av, bv, na, bm, w),
-            LinalgOp::Det => k::det(o, av, m, w, lu),
-            LinalgOp::Logdet => k::logdet(o, av, m, w, lu),
-            LinalgOp::Inv => k::inv(o, av, m, w, lu),
-            LinalgOp::Solve => {
-                let cols = if ib.is_some_and(|i| matches!(i.shape, Shape::Matrix(..))) { bn } else { 1 };
-                k::solve(o, av, bv, m, cols, w, lu)
-            }
-        });
+        self.exec(rec, lanes_out);
         if active && self.taping {
-            let rec = Rec::Linalg {
-                op,
-                out,
-                a,
-                b: b.unwrap_or(a),
-            };
-            st.tape.push(rec, self.mask);
+            self.s.tape.push(rec, self.mask);
         }
         Ok(Value::Num(out))
     }

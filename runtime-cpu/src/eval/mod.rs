@@ -13,6 +13,7 @@ mod builtins;
 mod control;
 mod linalg;
 mod numeric;
+mod region;
 
 use crate::backward::Scratch;
 use crate::code::{Code, Node, NodeId};
@@ -22,11 +23,13 @@ use crate::kernels::lu::LuScratch;
 use crate::mask::Masks;
 use crate::payload::Payloads;
 use crate::syntax::Span;
-use crate::tape::Tape;
-use crate::value::{MaskId, Value};
+use crate::tape::{Rec, Tape};
+use crate::value::{MaskId, Slot, Value};
+use shared_ir::region::{Region, RegionDevice};
 use shared_ir::Real;
 
 pub(crate) use control::LoopState;
+pub(crate) use region::{encode_rec, encode_slots, stats as region_size};
 
 /// Where evaluation is: the frame base on the value stack and the running closure.
 #[derive(Copy, Clone, Debug)]
@@ -100,6 +103,35 @@ pub struct State<R> {
     pub(crate) buf_c: Vec<R>,
     pub(crate) lu: LuScratch<R>,
     pub(crate) grad: Scratch<R>,
+    /// True when per-lane ops are collected into regions rather than computed at once.
+    pub(crate) defer: bool,
+    /// The records of the pending region.
+    pub(crate) pending: Vec<Rec>,
+    /// Pack parts of the pending region.
+    pub(crate) pending_aux: Vec<Slot>,
+    /// Pack parts of the op being made.
+    pub(crate) parts: Vec<Slot>,
+    /// The device that runs regions, if one is attached.
+    pub(crate) device: Option<Box<dyn RegionDevice<R>>>,
+    /// The encoded region (its slot table grows over a walk).
+    pub(crate) region: Region,
+    /// Numbers of the arena the device has seen unchanged since its last call.
+    pub(crate) synced: usize,
+    /// Counts of regions run, over the session's life.
+    pub(crate) region_stats: RegionCounts,
+}
+
+/// How many regions ran where, and how many ops they held.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RegionCounts {
+    /// Regions the device ran (forward).
+    pub device_regions: u64,
+    /// Regions the CPU kernels ran after they were collected.
+    pub cpu_regions: u64,
+    /// Reverse passes the device ran.
+    pub device_reverse: u64,
+    /// Ops in the collected regions.
+    pub ops: u64,
 }
 
 /// One run of one program over one batch of lanes.

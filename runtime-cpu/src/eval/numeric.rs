@@ -4,7 +4,6 @@
 use super::{EResult, Machine};
 use crate::code::NodeId;
 use crate::error::Error;
-use crate::kernels::elementwise::{self, View};
 use crate::payload::SlotInfo;
 use crate::tape::Rec;
 use crate::value::{Slot, Value};
@@ -93,15 +92,7 @@ impl<R: Real> Machine<'_, R> {
             }
         } else {
             let (out, io) = self.alloc_info(ia.shape, ia.lanes, ia.active, node)?;
-            let w = if io.lanes { self.s.pay.lanes() } else { 1 };
-            let n = ia.shape.len();
-            let (before, o) = self.s.pay.split_info(&io);
-            let va = View {
-                data: &before[ia.offset..ia.offset + ia.stored(w)],
-                lanes: ia.lanes && w > 1,
-                scalar: false,
-            };
-            crate::with_width!(w, lw => elementwise::unary(op, o, va, n, lw));
+            self.exec(Rec::Unary { op, out, a }, io.lanes);
             out
         };
         if ia.active && self.taping {
@@ -153,7 +144,7 @@ impl<R: Real> Machine<'_, R> {
                 None => return Err(self.memory_error(Some(node))),
             }
         } else {
-            self.binary_tensor(op, &ia, &ib, active, node)?
+            self.binary_tensor(op, a, b, &ia, &ib, active, node)?
         };
         if active && self.taping {
             self.s.tape.push(Rec::Binary { op, out, a, b }, self.mask);
@@ -168,9 +159,12 @@ impl<R: Real> Machine<'_, R> {
     }
 
     /// [`Machine::binary`] where an operand is a tensor or holds one value per lane.
+    #[allow(clippy::too_many_arguments)]
     fn binary_tensor(
         &mut self,
         op: BinaryOp,
+        a: Slot,
+        b: Slot,
         ia: &SlotInfo,
         ib: &SlotInfo,
         active: bool,
@@ -179,19 +173,7 @@ impl<R: Real> Machine<'_, R> {
         let shape = self.broadcast_shape(op.name(), ia.shape, ib.shape, node)?;
         let lanes_out = ia.lanes || ib.lanes;
         let (out, io) = self.alloc_info(shape, lanes_out, active, node)?;
-        let w = if io.lanes { self.s.pay.lanes() } else { 1 };
-        let (before, o) = self.s.pay.split_info(&io);
-        let va = View {
-            data: &before[ia.offset..ia.offset + ia.stored(w)],
-            lanes: ia.lanes && w > 1,
-            scalar: ia.shape.is_scalar(),
-        };
-        let vb = View {
-            data: &before[ib.offset..ib.offset + ib.stored(w)],
-            lanes: ib.lanes && w > 1,
-            scalar: ib.shape.is_scalar(),
-        };
-        crate::with_width!(w, lw => elementwise::binary(op, o, va, vb, shape.len(), lw));
+        self.exec(Rec::Binary { op, out, a, b }, io.lanes);
         Ok(out)
     }
 
@@ -222,6 +204,7 @@ impl<R: Real> Machine<'_, R> {
         if let (Some(p), Some(q)) = (self.s.pay.scalar(a), self.s.pay.scalar(b)) {
             return Ok(Value::Bool(op.apply(p, q)));
         }
+        self.flush()?;
         let s = &mut *self.s;
         let (ca, cb) = (s.pay.col(a, 0), s.pay.col(b, 0));
         let lanes = s.pay.lanes();

@@ -41,6 +41,12 @@ pub const G5_BLOCK: usize = 3;
 /// G5: the worker-thread counts compared.
 pub const G5_THREADS: [usize; 3] = [1, 2, 8];
 
+/// Cross-device: a value or gradient element of an `f32` run whose numeric regions ran on the
+/// GPU, against the same `f32` run on the CPU, `close(gpu, cpu, DEVICE_RTOL)`. The two differ in
+/// the rounding of `sin`, `cos`, `exp`, `log` and `pow`, and in the algorithm behind `det`,
+/// `inv` and `solve` above 2x2 (Gauss-Jordan against LU).
+pub const DEVICE_RTOL: f64 = 2e-3;
+
 /// G6: an `f32` run against the `f64` run, values and gradients, scaled like G2.
 pub const G6_RTOL: f64 = 2e-3;
 

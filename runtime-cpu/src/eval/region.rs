@@ -1,0 +1,337 @@
+//! Numeric regions: every per-lane numeric op goes through [`Machine::exec`], which runs its
+//! kernel now or, when the walk defers (a region device is attached), appends it to the
+//! pending region. [`Machine::flush`] runs the pending region, on the device when its cost
+//! model wants it and on the CPU kernels otherwise, before the walk reads a per-lane number
+//! (a comparison or an index on lane data) and at the end of the walk. Uniform numbers are
+//! always computed at once: they cannot depend on a pending result.
+
+use super::{EResult, Machine, State};
+use crate::error::Error;
+use crate::kernels::elementwise::{self, View};
+use crate::kernels::{broadcast, linalg as k};
+use crate::payload::{Col, SlotInfo, NO_ADJOINT};
+use crate::tape::{LinalgOp, Rec};
+use crate::value::Slot;
+use shared_ir::region::{
+    encode_op, MaskBits, OpRecord, Opcode, Region, RegionStats, NO_ADJ, SLOT_WORDS,
+};
+use shared_ir::{Real, Shape};
+
+/// Rows and columns of a shape (a vector is `n x 1`).
+pub(crate) fn dims(s: Shape) -> (usize, usize) {
+    match s {
+        Shape::Scalar => (1, 1),
+        Shape::Vector(n) => (n as usize, 1),
+        Shape::Matrix(r, c) => (r as usize, c as usize),
+    }
+}
+
+/// Numbers a record computes per lane: its result's elements, plus n^3 for a factorisation.
+pub(crate) fn work<R: Real>(st: &State<R>, rec: &Rec) -> u64 {
+    match *rec {
+        Rec::Linalg { op, out, a, .. } => {
+            let n = st.pay.info(out).n() as u64;
+            let (m, _) = dims(st.pay.info(a).shape);
+            let inner = match op {
+                LinalgOp::Matmul | LinalgOp::Matvec | LinalgOp::Dot => m as u64,
+                _ if op.factors() => (m * m * m) as u64,
+                _ => 1,
+            };
+            n.max(1) * inner.max(1)
+        }
+        Rec::Unary { out, .. }
+        | Rec::Binary { out, .. }
+        | Rec::Select { out, .. }
+        | Rec::Pack { out, .. }
+        | Rec::Extract { out, .. } => st.pay.info(out).n() as u64,
+    }
+}
+
+/// The largest square matrix a record factors (0 when it factors none).
+fn factor_size<R: Real>(st: &State<R>, rec: &Rec) -> usize {
+    match *rec {
+        Rec::Linalg { op, a, b, .. } if op.factors() => {
+            let n = dims(st.pay.info(a).shape).0;
+            if op == LinalgOp::Solve {
+                n.max(dims(st.pay.info(b).shape).1)
+            } else {
+                n
+            }
+        }
+        _ => 0,
+    }
+}
+
+/// Runs `rec`'s kernel on the CPU; its operands are computed. `parts` are the slots a pack
+/// concatenates (`start`/`count` index into it).
+pub(crate) fn compute<R: Real>(st: &mut State<R>, rec: &Rec, parts: &[Slot]) {
+    let State {
+        pay,
+        masks,
+        buf_a,
+        buf_b,
+        buf_c,
+        lu,
+        ..
+    } = st;
+    let lanes = pay.lanes();
+    match *rec {
+        Rec::Unary { op, out, a } => {
+            let (ia, io) = (pay.info(a), pay.info(out));
+            let w = if io.lanes { lanes } else { 1 };
+            let (before, o) = pay.split_info(&io);
+            let va = View {
+                data: &before[ia.offset..ia.offset + ia.stored(w)],
+                lanes: ia.lanes && w > 1,
+                scalar: false,
+            };
+            crate::with_width!(w, lw => elementwise::unary(op, o, va, ia.n(), lw));
+        }
+        Rec::Binary { op, out, a, b } => {
+            let (ia, ib, io) = (pay.info(a), pay.info(b), pay.info(out));
+            let w = if io.lanes { lanes } else { 1 };
+            let (before, o) = pay.split_info(&io);
+            let va = View {
+                data: &before[ia.offset..ia.offset + ia.stored(w)],
+                lanes: ia.lanes && w > 1,
+                scalar: ia.shape.is_scalar(),
+            };
+            let vb = View {
+                data: &before[ib.offset..ib.offset + ib.stored(w)],
+                lanes: ib.lanes && w > 1,
+                scalar: ib.shape.is_scalar(),
+            };
+            crate::with_width!(w, lw => elementwise::binary(op, o, va, vb, io.n(), lw));
+        }
+        Rec::Select { out, cond, a, b } => {
+            let n = pay.info(out).n();
+            let c = masks.get(cond);
+            let (inputs, o) = pay.split(out);
+            for e in 0..n {
+                let (ca, cb) = (inputs.col(a, e), inputs.col(b, e));
+                let oc = &mut o[e * lanes..(e + 1) * lanes];
+                for (l, slot) in oc.iter_mut().enumerate() {
+                    *slot = if c[l] { ca.at(l) } else { cb.at(l) };
+                }
+            }
+        }
+        Rec::Pack { out, start, count } => {
+            let w = if pay.info(out).lanes { lanes } else { 1 };
+            let (inputs, o) = pay.split(out);
+            let mut e_out = 0usize;
+            for &p in &parts[start as usize..(start + count) as usize] {
+                for e in 0..inputs.info(p).n() {
+                    let dst = &mut o[e_out * w..(e_out + 1) * w];
+                    match inputs.col(p, e) {
+                        Col::Lanes(src) => dst.copy_from_slice(src),
+                        Col::Uniform(x) => dst.fill(x),
+                    }
+                    e_out += 1;
+                }
+            }
+        }
+        Rec::Extract { out, src, first } => {
+            let io = pay.info(out);
+            let w = if io.lanes { lanes } else { 1 };
+            let first = first as usize;
+            let (inputs, o) = pay.split(out);
+            let s = inputs.get(src);
+            o.copy_from_slice(&s[first * w..(first + io.n()) * w]);
+        }
+        Rec::Linalg { op, out, a, b } => {
+            let (ia, io) = (pay.info(a), pay.info(out));
+            let ib = op.binary().then(|| pay.info(b));
+            let l = if io.lanes { lanes } else { 1 };
+            let (inputs, o) = pay.split(out);
+            let av: &[R] = if ia.lanes || l == 1 {
+                inputs.get(a)
+            } else {
+                broadcast(buf_a, inputs.get(a), l)
+            };
+            let bv: &[R] = match ib {
+                Some(i) if i.lanes || l == 1 => inputs.get(b),
+                Some(_) => broadcast(buf_b, inputs.get(b), l),
+                None => &[],
+            };
+            let (m, kk) = dims(ia.shape);
+            let (bm, bn) = ib.map_or((0, 0), |i| dims(i.shape));
+            let na = ia.n();
+            crate::with_width!(l, w => match op {
+                LinalgOp::Dot => k::dot(o, av, bv, na, w),
+                LinalgOp::Vsum => k::vsum(o, av, na, w),
+                LinalgOp::Norm => k::norm(o, av, na, w),
+                LinalgOp::Normalize => k::normalize(o, av, na, w, buf_c, false),
+                LinalgOp::NormalizeProtected => k::normalize(o, av, na, w, buf_c, true),
+                LinalgOp::Cross => k::cross(o, av, bv, w),
+                LinalgOp::Matvec => k::matvec(o, av, bv, m, kk, w),
+                LinalgOp::Matmul => k::matmul(o, av, bv, m, kk, bn, w),
+                LinalgOp::Transpose => k::transpose(o, av, m, kk, w),
+                LinalgOp::Trace => k::trace(o, av, m, kk, w),
+                LinalgOp::Outer => k::outer(o, av, bv, na, bm, w),
+                LinalgOp::Det => k::det(o, av, m, w, lu),
+                LinalgOp::Logdet => k::logdet(o, av, m, w, lu),
+                LinalgOp::Inv => k::inv(o, av, m, w, lu),
+                LinalgOp::Solve => {
+                    let cols = if ib.is_some_and(|i| matches!(i.shape, Shape::Matrix(..))) { bn } else { 1 };
+                    k::solve(o, av, bv, m, cols, w, lu)
+                }
+            });
+        }
+    }
+}
+
+/// Appends the slot-table words of every slot not yet in `region`.
+pub(crate) fn encode_slots(region: &mut Region, infos: &[SlotInfo]) {
+    let done = region.slots.len() / SLOT_WORDS;
+    for i in &infos[done..] {
+        let (r, c) = dims(i.shape);
+        let adj = if i.adj == NO_ADJOINT {
+            NO_ADJ
+        } else {
+            i.adj as u32
+        };
+        region.slots.extend_from_slice(&[
+            i.offset as u32,
+            i.len,
+            u32::from(i.lanes),
+            adj,
+            r as u32,
+            c as u32,
+        ]);
+    }
+}
+
+/// Appends `rec`, run under `mask`, to `region`'s ops; a pack's parts go to the aux list.
+pub(crate) fn encode_rec(region: &mut Region, rec: &Rec, mask: u32, parts: &[Slot]) {
+    let mut r = OpRecord {
+        mask,
+        ..OpRecord::default()
+    };
+    match *rec {
+        Rec::Unary { op, out, a } => {
+            (r.opcode, r.sub, r.out, r.a) = (Opcode::Unary, op.code(), out.0, a.0);
+        }
+        Rec::Binary { op, out, a, b } => {
+            (r.opcode, r.sub, r.out, r.a, r.b) = (Opcode::Binary, op.code(), out.0, a.0, b.0);
+        }
+        Rec::Select { out, cond, a, b } => {
+            (r.opcode, r.out, r.a, r.b, r.extra) = (Opcode::Select, out.0, a.0, b.0, cond.0);
+        }
+        Rec::Pack { out, start, count } => {
+            let first = region.aux.len() as u32;
+            region.aux.extend(
+                parts[start as usize..(start + count) as usize]
+                    .iter()
+                    .map(|s| s.0),
+            );
+            (r.opcode, r.out, r.extra, r.count) = (Opcode::Pack, out.0, first, count);
+        }
+        Rec::Extract { out, src, first } => {
+            (r.opcode, r.out, r.a, r.extra) = (Opcode::Extract, out.0, src.0, first);
+        }
+        Rec::Linalg { op, out, a, b } => {
+            (r.opcode, r.sub, r.out, r.a, r.b) = (Opcode::Linalg, op.code(), out.0, a.0, b.0);
+        }
+    }
+    encode_op(&r, &mut region.ops);
+}
+
+/// The size of a list of records, for the cost model.
+pub(crate) fn stats<R: Real>(st: &State<R>, recs: impl Iterator<Item = Rec>) -> RegionStats {
+    let mut s = RegionStats {
+        lanes: st.pay.lanes(),
+        data_len: st.pay.top(),
+        adj_len: st.pay.adjoint_len(),
+        ..RegionStats::default()
+    };
+    for rec in recs {
+        s.ops += 1;
+        let w = work(st, &rec);
+        s.work += w;
+        s.heaviest = s.heaviest.max(w);
+        s.largest_factor = s.largest_factor.max(factor_size(st, &rec));
+    }
+    s
+}
+
+impl<R: Real> Machine<'_, R> {
+    /// Runs `rec` (whose result slot is allocated) now, or defers it when the walk defers and
+    /// its result is per lane. A pack's parts are in `State::parts`.
+    #[inline]
+    pub(crate) fn exec(&mut self, rec: Rec, lanes_out: bool) {
+        let st = &mut *self.s;
+        if st.defer && lanes_out {
+            let rec = match rec {
+                Rec::Pack { out, start, count } => {
+                    let first = st.pending_aux.len() as u32;
+                    st.pending_aux
+                        .extend_from_slice(&st.parts[start as usize..(start + count) as usize]);
+                    Rec::Pack {
+                        out,
+                        start: first,
+                        count,
+                    }
+                }
+                other => other,
+            };
+            st.pending.push(rec);
+            return;
+        }
+        let parts = std::mem::take(&mut st.parts);
+        compute(st, &rec, &parts);
+        st.parts = parts;
+    }
+
+    /// Runs the pending region, if any: on the device when it wants it, else on the CPU.
+    pub(crate) fn flush(&mut self) -> EResult<()> {
+        if self.s.pending.is_empty() {
+            return Ok(());
+        }
+        let st = &mut *self.s;
+        let stats = stats(st, st.pending.iter().copied());
+        let on_device = match st.device.as_mut() {
+            Some(d) => d.wants(&stats),
+            None => false,
+        };
+        if on_device {
+            encode_slots(&mut st.region, st.pay.slot_infos());
+            st.region.ops.clear();
+            st.region.aux.clear();
+            st.region.lanes = st.pay.lanes() as u32;
+            st.region.work = stats.work;
+            for rec in &st.pending {
+                encode_rec(&mut st.region, rec, 0, &st.pending_aux);
+            }
+            let top = st.pay.top();
+            let masks = if st.pending.iter().any(|r| matches!(r, Rec::Select { .. })) {
+                st.masks.bits()
+            } else {
+                MaskBits::default()
+            };
+            let device = st.device.as_mut().expect("checked above");
+            let r = device.forward(&st.region, &masks, st.pay.data_mut(), st.synced);
+            st.region_stats.device_regions += 1;
+            match r {
+                Ok(()) => st.synced = top,
+                Err(message) => {
+                    st.pending.clear();
+                    st.pending_aux.clear();
+                    return Err(self.fail(Error::Device { message }));
+                }
+            }
+        } else {
+            let pending = std::mem::take(&mut st.pending);
+            let aux = std::mem::take(&mut st.pending_aux);
+            for rec in &pending {
+                compute(st, rec, &aux);
+            }
+            st.region_stats.cpu_regions += 1;
+            st.pending = pending;
+            st.pending_aux = aux;
+        }
+        st.region_stats.ops += stats.ops as u64;
+        st.pending.clear();
+        st.pending_aux.clear();
+        Ok(())
+    }
+}

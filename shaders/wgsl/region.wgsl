@@ -1,0 +1,613 @@
+// The region interpreter: one invocation per lane runs a slice of a region's op records over
+// the data arena, forward (`forward`) or backwards through the adjoints (`reverse`).
+// The record and slot layouts are those of shared-ir's `region` module; every rule mirrors the
+// CPU kernels of runtime-cpu (`kernels/`, `backward.rs`). Matrices that are factored (det,
+// logdet, inv, solve) are at most MAXN x MAXN; the host never sends a larger one here.
+
+struct Params {
+    lanes: u32,
+    op_begin: u32,
+    op_end: u32,
+    words_per_mask: u32,
+    // Bit patterns of NaN and +inf, read at run time so no constant folding sees them.
+    nan_bits: u32,
+    inf_bits: u32,
+    pad0: u32,
+    pad1: u32,
+}
+
+const SW: u32 = 6u;   // words per slot
+const OW: u32 = 8u;   // words per op
+const NO_ADJ: u32 = 0xffffffffu;
+const MAXN: u32 = 8u;
+const FLOOR: f32 = 1e-8;
+
+@group(0) @binding(0) var<uniform> P: Params;
+@group(0) @binding(1) var<storage, read> slots: array<u32>;
+@group(0) @binding(2) var<storage, read> ops: array<u32>;
+@group(0) @binding(3) var<storage, read> aux: array<u32>;
+@group(0) @binding(4) var<storage, read_write> data: array<f32>;
+@group(0) @binding(5) var<storage, read> masks: array<u32>;
+@group(0) @binding(6) var<storage, read_write> adj: array<f32>;
+// Per lane, the record the next dispatch starts from: a dispatch runs only where the previous
+// one finished, and records where its loop ended, so a loop the driver cuts short is seen.
+@group(0) @binding(7) var<storage, read_write> progress: array<u32>;
+
+var<private> lane: u32;
+var<private> M: array<f32, 64>;
+var<private> X: array<f32, 64>;
+var<private> T: array<f32, 64>;
+
+fn nan() -> f32 { return bitcast<f32>(P.nan_bits); }
+fn inf() -> f32 { return bitcast<f32>(P.inf_bits); }
+
+fn len_of(s: u32) -> u32 { return slots[s * SW + 1u]; }
+fn rows_of(s: u32) -> u32 { return slots[s * SW + 4u]; }
+fn cols_of(s: u32) -> u32 { return slots[s * SW + 5u]; }
+fn has_adj(s: u32) -> bool { return slots[s * SW + 3u] != NO_ADJ; }
+
+// Index of element e of slot s on this lane.
+fn at(s: u32, e: u32) -> u32 {
+    let base = slots[s * SW];
+    if slots[s * SW + 2u] != 0u {
+        return base + e * P.lanes + lane;
+    }
+    return base + e;
+}
+fn ld(s: u32, e: u32) -> f32 { return data[at(s, e)]; }
+fn put(s: u32, e: u32, x: f32) { data[at(s, e)] = x; }
+// Index of element e of slot s's lane-wide adjoint on this lane.
+fn ai(s: u32, e: u32) -> u32 { return slots[s * SW + 3u] + e * P.lanes + lane; }
+fn gadj(s: u32, e: u32) -> f32 { return adj[ai(s, e)]; }
+fn acc(s: u32, e: u32, x: f32) {
+    if has_adj(s) {
+        let i = ai(s, e);
+        adj[i] = adj[i] + x;
+    }
+}
+fn bit(m: u32) -> bool {
+    let w = masks[m * P.words_per_mask + lane / 32u];
+    return ((w >> (lane % 32u)) & 1u) != 0u;
+}
+
+fn ln(x: f32) -> f32 {
+    if x < 0.0 || x != x { return nan(); }
+    if x == 0.0 { return -inf(); }
+    return log(x);
+}
+fn root(x: f32) -> f32 {
+    if x < 0.0 || x != x { return nan(); }
+    return sqrt(x);
+}
+fn protect(x: f32) -> f32 { return select(x, FLOOR, x < FLOOR); }
+
+fn powf(a: f32, b: f32) -> f32 {
+    if b == 0.0 { return 1.0; }
+    if a == 0.0 {
+        if b > 0.0 { return 0.0; }
+        return inf();
+    }
+    let r = pow(abs(a), b);
+    if a < 0.0 {
+        if floor(b) != b { return nan(); }
+        let half = b * 0.5;
+        if floor(half) != half { return -r; }
+    }
+    return r;
+}
+
+fn unary_f(op: u32, x: f32) -> f32 {
+    switch op {
+        case 0u: { return -x; }
+        case 1u: { return 1.0 / x; }
+        case 2u: { return sin(x); }
+        case 3u: { return cos(x); }
+        case 4u: { return exp(x); }
+        case 5u: { return ln(x); }
+        case 6u: { return root(x); }
+        case 7u: { return abs(x); }
+        case 8u: { return ln(protect(x)); }
+        default: { return root(protect(x)); }
+    }
+}
+
+fn unary_d(op: u32, x: f32, y: f32) -> f32 {
+    switch op {
+        case 0u: { return -1.0; }
+        case 1u: { return -(y * y); }
+        case 2u: { return cos(x); }
+        case 3u: { return -sin(x); }
+        case 4u: { return y; }
+        case 5u: { return 1.0 / x; }
+        case 6u: { return 0.5 / y; }
+        case 7u: { return sign(x); }
+        case 8u: { return select(0.0, 1.0 / x, x > FLOOR); }
+        default: { return select(0.0, 0.5 / y, x > FLOOR); }
+    }
+}
+
+fn binary_f(op: u32, a: f32, b: f32) -> f32 {
+    switch op {
+        case 0u: { return a + b; }
+        case 1u: { return a - b; }
+        case 2u: { return a * b; }
+        case 3u: { return a / b; }
+        case 4u: { return powf(a, b); }
+        case 5u: { return select(a, b, b < a); }
+        case 6u: { return select(a, b, b > a); }
+        case 7u: {
+            let r = a - b * trunc(a / b);
+            if r != 0.0 && ((r < 0.0) != (b < 0.0)) { return r + b; }
+            return r;
+        }
+        default: { return a - b * trunc(a / b); }
+    }
+}
+
+fn binary_d(op: u32, a: f32, b: f32, y: f32) -> vec2<f32> {
+    switch op {
+        case 0u: { return vec2<f32>(1.0, 1.0); }
+        case 1u: { return vec2<f32>(1.0, -1.0); }
+        case 2u: { return vec2<f32>(b, a); }
+        case 3u: {
+            let inv = 1.0 / b;
+            return vec2<f32>(inv, -(y * inv));
+        }
+        case 4u: {
+            var da = 0.0;
+            if b != 0.0 { da = b * powf(a, b - 1.0); }
+            var db = 0.0;
+            if !(a == 0.0 && b >= 0.0) { db = y * ln(a); }
+            return vec2<f32>(da, db);
+        }
+        case 5u: { return select(vec2<f32>(1.0, 0.0), vec2<f32>(0.0, 1.0), b < a); }
+        case 6u: { return select(vec2<f32>(1.0, 0.0), vec2<f32>(0.0, 1.0), b > a); }
+        case 7u: { return vec2<f32>(1.0, -((a - y) / b)); }
+        default: { return vec2<f32>(1.0, -trunc(a / b)); }
+    }
+}
+
+// Gauss-Jordan elimination with partial pivoting of the n x n matrix in M against the n x k
+// right-hand side in X: afterwards X holds M^-1 X. Returns the determinant.
+fn eliminate(n: u32, k: u32) -> f32 {
+    var det = 1.0;
+    for (var c = 0u; c < n; c++) {
+        var p = c;
+        var best = abs(M[c * n + c]);
+        for (var r = c + 1u; r < n; r++) {
+            let v = abs(M[r * n + c]);
+            if v > best { best = v; p = r; }
+        }
+        if p != c {
+            det = -det;
+            for (var j = 0u; j < n; j++) {
+                let t = M[c * n + j]; M[c * n + j] = M[p * n + j]; M[p * n + j] = t;
+            }
+            for (var j = 0u; j < k; j++) {
+                let t = X[c * k + j]; X[c * k + j] = X[p * k + j]; X[p * k + j] = t;
+            }
+        }
+        let piv = M[c * n + c];
+        det = det * piv;
+        let inv = 1.0 / piv;
+        for (var j = 0u; j < n; j++) { M[c * n + j] = M[c * n + j] * inv; }
+        for (var j = 0u; j < k; j++) { X[c * k + j] = X[c * k + j] * inv; }
+        for (var r = 0u; r < n; r++) {
+            if r == c { continue; }
+            let f = M[r * n + c];
+            for (var j = 0u; j < n; j++) { M[r * n + j] = M[r * n + j] - f * M[c * n + j]; }
+            for (var j = 0u; j < k; j++) { X[r * k + j] = X[r * k + j] - f * X[c * k + j]; }
+        }
+    }
+    return det;
+}
+
+// M = A (or its transpose), X = I: after `eliminate(n, n)`, X = A^-1 (or A^-T).
+fn load_inverse(a: u32, n: u32, transposed: bool) {
+    for (var i = 0u; i < n; i++) {
+        for (var j = 0u; j < n; j++) {
+            if transposed { M[i * n + j] = ld(a, j * n + i); } else { M[i * n + j] = ld(a, i * n + j); }
+            X[i * n + j] = select(0.0, 1.0, i == j);
+        }
+    }
+}
+
+fn det_of(a: u32, n: u32) -> f32 {
+    if n == 0u { return 1.0; }
+    if n == 1u { return ld(a, 0u); }
+    if n == 2u { return ld(a, 0u) * ld(a, 3u) - ld(a, 1u) * ld(a, 2u); }
+    for (var i = 0u; i < n * n; i++) { M[i] = ld(a, i); }
+    return eliminate(n, 0u);
+}
+
+fn linalg_f(op: u32, out: u32, a: u32, b: u32) {
+    let na = len_of(a);
+    let m = rows_of(a);
+    let k = cols_of(a);
+    switch op {
+        case 0u: {
+            var s = 0.0;
+            for (var e = 0u; e < na; e++) { s = s + ld(a, e) * ld(b, e); }
+            put(out, 0u, s);
+        }
+        case 1u: {
+            var s = 0.0;
+            for (var e = 0u; e < na; e++) { s = s + ld(a, e); }
+            put(out, 0u, s);
+        }
+        case 2u: {
+            var s = 0.0;
+            for (var e = 0u; e < na; e++) { s = s + ld(a, e) * ld(a, e); }
+            put(out, 0u, root(s));
+        }
+        case 3u, 4u: {
+            var s = 0.0;
+            for (var e = 0u; e < na; e++) { s = s + ld(a, e) * ld(a, e); }
+            s = root(s);
+            if op == 4u && s < FLOOR { s = FLOOR; }
+            for (var e = 0u; e < na; e++) { put(out, e, ld(a, e) / s); }
+        }
+        case 5u: {
+            let a0 = ld(a, 0u); let a1 = ld(a, 1u); let a2 = ld(a, 2u);
+            let b0 = ld(b, 0u); let b1 = ld(b, 1u); let b2 = ld(b, 2u);
+            put(out, 0u, a1 * b2 - a2 * b1);
+            put(out, 1u, a2 * b0 - a0 * b2);
+            put(out, 2u, a0 * b1 - a1 * b0);
+        }
+        case 6u: {
+            for (var i = 0u; i < m; i++) {
+                var s = 0.0;
+                for (var j = 0u; j < k; j++) { s = s + ld(a, i * k + j) * ld(b, j); }
+                put(out, i, s);
+            }
+        }
+        case 7u: {
+            let n = cols_of(b);
+            for (var i = 0u; i < m; i++) {
+                for (var j = 0u; j < n; j++) {
+                    var s = 0.0;
+                    for (var p = 0u; p < k; p++) { s = s + ld(a, i * k + p) * ld(b, p * n + j); }
+                    put(out, i * n + j, s);
+                }
+            }
+        }
+        case 8u: {
+            for (var i = 0u; i < m; i++) {
+                for (var j = 0u; j < k; j++) { put(out, j * m + i, ld(a, i * k + j)); }
+            }
+        }
+        case 9u: {
+            var s = 0.0;
+            for (var i = 0u; i < min(m, k); i++) { s = s + ld(a, i * k + i); }
+            put(out, 0u, s);
+        }
+        case 10u: {
+            let nb = len_of(b);
+            for (var i = 0u; i < na; i++) {
+                for (var j = 0u; j < nb; j++) { put(out, i * nb + j, ld(a, i) * ld(b, j)); }
+            }
+        }
+        case 11u: { put(out, 0u, det_of(a, m)); }
+        case 12u: { put(out, 0u, ln(abs(det_of(a, m)))); }
+        case 13u: {
+            if m == 1u {
+                put(out, 0u, 1.0 / ld(a, 0u));
+            } else if m == 2u {
+                let inv = 1.0 / (ld(a, 0u) * ld(a, 3u) - ld(a, 1u) * ld(a, 2u));
+                put(out, 0u, ld(a, 3u) * inv);
+                put(out, 1u, -ld(a, 1u) * inv);
+                put(out, 2u, -ld(a, 2u) * inv);
+                put(out, 3u, ld(a, 0u) * inv);
+            } else if m > 0u {
+                load_inverse(a, m, false);
+                eliminate(m, m);
+                for (var e = 0u; e < m * m; e++) { put(out, e, X[e]); }
+            }
+        }
+        default: {
+            // solve: A (m x m) against b (m x c).
+            let c = cols_of(b);
+            for (var i = 0u; i < m * m; i++) { M[i] = ld(a, i); }
+            for (var i = 0u; i < m * c; i++) { X[i] = ld(b, i); }
+            eliminate(m, c);
+            for (var i = 0u; i < m * c; i++) { put(out, i, X[i]); }
+        }
+    }
+}
+
+fn forward_op(i: u32) {
+    let o = i * OW;
+    let code = ops[o];
+    let sub = ops[o + 1u];
+    let out = ops[o + 2u];
+    let a = ops[o + 3u];
+    let b = ops[o + 4u];
+    let extra = ops[o + 5u];
+    let n = len_of(out);
+    switch code {
+        case 0u: {
+            for (var e = 0u; e < n; e++) { put(out, e, unary_f(sub, ld(a, e))); }
+        }
+        case 1u: {
+            let sa = len_of(a) == 1u;
+            let sb = len_of(b) == 1u;
+            for (var e = 0u; e < n; e++) {
+                put(out, e, binary_f(sub, ld(a, select(e, 0u, sa)), ld(b, select(e, 0u, sb))));
+            }
+        }
+        case 2u: {
+            let c = bit(extra);
+            for (var e = 0u; e < n; e++) { put(out, e, select(ld(b, e), ld(a, e), c)); }
+        }
+        case 3u: {
+            var eo = 0u;
+            for (var q = 0u; q < ops[o + 7u]; q++) {
+                let p = aux[extra + q];
+                for (var e = 0u; e < len_of(p); e++) { put(out, eo, ld(p, e)); eo++; }
+            }
+        }
+        case 4u: {
+            for (var e = 0u; e < n; e++) { put(out, e, ld(a, extra + e)); }
+        }
+        default: { linalg_f(sub, out, a, b); }
+    }
+}
+
+// dA += s * (A^-T) for the square matrix a of size n (s per lane).
+fn acc_inverse_transpose(a: u32, n: u32, s: f32) {
+    if n == 1u {
+        acc(a, 0u, s / ld(a, 0u));
+        return;
+    }
+    load_inverse(a, n, true);
+    eliminate(n, n);
+    for (var e = 0u; e < n * n; e++) { acc(a, e, s * X[e]); }
+}
+
+fn linalg_r(op: u32, out: u32, a: u32, b: u32) {
+    let na = len_of(a);
+    let m = rows_of(a);
+    let k = cols_of(a);
+    let two = op == 0u || op == 5u || op == 6u || op == 7u || op == 10u || op == 14u;
+    let ga = has_adj(a);
+    let gb = two && has_adj(b);
+    switch op {
+        case 0u: {
+            let g = gadj(out, 0u);
+            for (var e = 0u; e < na; e++) {
+                if ga { acc(a, e, g * ld(b, e)); }
+                if gb { acc(b, e, g * ld(a, e)); }
+            }
+        }
+        case 1u: {
+            let g = gadj(out, 0u);
+            for (var e = 0u; e < na; e++) { acc(a, e, g); }
+        }
+        case 2u: {
+            let g = gadj(out, 0u);
+            let y = ld(out, 0u);
+            for (var e = 0u; e < na; e++) { acc(a, e, g * ld(a, e) / y); }
+        }
+        case 3u, 4u: {
+            var yg = 0.0;
+            var s = 0.0;
+            for (var e = 0u; e < na; e++) {
+                yg = yg + ld(out, e) * gadj(out, e);
+                s = s + ld(a, e) * ld(a, e);
+            }
+            s = root(s);
+            let clamped = op == 4u && s < FLOOR;
+            for (var e = 0u; e < na; e++) {
+                let g = gadj(out, e);
+                if clamped { acc(a, e, g / FLOOR); } else { acc(a, e, (g - ld(out, e) * yg) / s); }
+            }
+        }
+        case 5u: {
+            let g0 = gadj(out, 0u); let g1 = gadj(out, 1u); let g2 = gadj(out, 2u);
+            if ga {
+                let b0 = ld(b, 0u); let b1 = ld(b, 1u); let b2 = ld(b, 2u);
+                acc(a, 0u, b1 * g2 - b2 * g1);
+                acc(a, 1u, b2 * g0 - b0 * g2);
+                acc(a, 2u, b0 * g1 - b1 * g0);
+            }
+            if gb {
+                let a0 = ld(a, 0u); let a1 = ld(a, 1u); let a2 = ld(a, 2u);
+                acc(b, 0u, g1 * a2 - g2 * a1);
+                acc(b, 1u, g2 * a0 - g0 * a2);
+                acc(b, 2u, g0 * a1 - g1 * a0);
+            }
+        }
+        case 6u: {
+            for (var i = 0u; i < m; i++) {
+                let g = gadj(out, i);
+                for (var j = 0u; j < k; j++) {
+                    if ga { acc(a, i * k + j, g * ld(b, j)); }
+                    if gb { acc(b, j, ld(a, i * k + j) * g); }
+                }
+            }
+        }
+        case 7u: {
+            let n = cols_of(b);
+            if ga {
+                for (var i = 0u; i < m; i++) {
+                    for (var p = 0u; p < k; p++) {
+                        var s = 0.0;
+                        for (var j = 0u; j < n; j++) { s = s + gadj(out, i * n + j) * ld(b, p * n + j); }
+                        acc(a, i * k + p, s);
+                    }
+                }
+            }
+            if gb {
+                for (var p = 0u; p < k; p++) {
+                    for (var j = 0u; j < n; j++) {
+                        var s = 0.0;
+                        for (var i = 0u; i < m; i++) { s = s + ld(a, i * k + p) * gadj(out, i * n + j); }
+                        acc(b, p * n + j, s);
+                    }
+                }
+            }
+        }
+        case 8u: {
+            for (var i = 0u; i < m; i++) {
+                for (var j = 0u; j < k; j++) { acc(a, i * k + j, gadj(out, j * m + i)); }
+            }
+        }
+        case 9u: {
+            let g = gadj(out, 0u);
+            for (var i = 0u; i < min(m, k); i++) { acc(a, i * k + i, g); }
+        }
+        case 10u: {
+            let nb = len_of(b);
+            for (var i = 0u; i < na; i++) {
+                for (var j = 0u; j < nb; j++) {
+                    let g = gadj(out, i * nb + j);
+                    if ga { acc(a, i, g * ld(b, j)); }
+                    if gb { acc(b, j, g * ld(a, i)); }
+                }
+            }
+        }
+        case 11u: {
+            let g = gadj(out, 0u);
+            if m == 1u {
+                acc(a, 0u, g);
+            } else if m == 2u {
+                acc(a, 0u, g * ld(a, 3u));
+                acc(a, 1u, -g * ld(a, 2u));
+                acc(a, 2u, -g * ld(a, 1u));
+                acc(a, 3u, g * ld(a, 0u));
+            } else if m > 0u {
+                acc_inverse_transpose(a, m, g * ld(out, 0u));
+            }
+        }
+        case 12u: {
+            let g = gadj(out, 0u);
+            if m == 2u {
+                let d = ld(a, 0u) * ld(a, 3u) - ld(a, 1u) * ld(a, 2u);
+                acc(a, 0u, g * ld(a, 3u) / d);
+                acc(a, 1u, -g * ld(a, 2u) / d);
+                acc(a, 2u, -g * ld(a, 1u) / d);
+                acc(a, 3u, g * ld(a, 0u) / d);
+            } else if m > 0u {
+                acc_inverse_transpose(a, m, g);
+            }
+        }
+        case 13u: {
+            // Y = A^-1: dA = -Y^T G Y^T. T = Y^T G first.
+            for (var i = 0u; i < m; i++) {
+                for (var q = 0u; q < m; q++) {
+                    var s = 0.0;
+                    for (var p = 0u; p < m; p++) { s = s + ld(out, p * m + i) * gadj(out, p * m + q); }
+                    T[i * m + q] = s;
+                }
+            }
+            for (var i = 0u; i < m; i++) {
+                for (var j = 0u; j < m; j++) {
+                    var s = 0.0;
+                    for (var q = 0u; q < m; q++) { s = s + T[i * m + q] * ld(out, j * m + q); }
+                    acc(a, i * m + j, -s);
+                }
+            }
+        }
+        default: {
+            // X = A^-1 B: Z = A^-T G; dB += Z; dA -= Z X^T.
+            let c = cols_of(b);
+            for (var i = 0u; i < m; i++) {
+                for (var j = 0u; j < m; j++) { M[i * m + j] = ld(a, j * m + i); }
+            }
+            for (var i = 0u; i < m * c; i++) { X[i] = gadj(out, i); }
+            eliminate(m, c);
+            if gb {
+                for (var i = 0u; i < m * c; i++) { acc(b, i, X[i]); }
+            }
+            if ga {
+                for (var i = 0u; i < m; i++) {
+                    for (var j = 0u; j < m; j++) {
+                        var s = 0.0;
+                        for (var q = 0u; q < c; q++) { s = s + X[i * c + q] * ld(out, j * c + q); }
+                        acc(a, i * m + j, -s);
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn reverse_op(i: u32) {
+    let o = i * OW;
+    let code = ops[o];
+    let sub = ops[o + 1u];
+    let out = ops[o + 2u];
+    let a = ops[o + 3u];
+    let b = ops[o + 4u];
+    let extra = ops[o + 5u];
+    let n = len_of(out);
+    if !has_adj(out) { return; }
+    if bit(ops[o + 6u]) {
+        switch code {
+            case 0u: {
+                if has_adj(a) {
+                    for (var e = 0u; e < n; e++) {
+                        acc(a, e, gadj(out, e) * unary_d(sub, ld(a, e), ld(out, e)));
+                    }
+                }
+            }
+            case 1u: {
+                let sa = len_of(a) == 1u;
+                let sb = len_of(b) == 1u;
+                for (var e = 0u; e < n; e++) {
+                    let ea = select(e, 0u, sa);
+                    let eb = select(e, 0u, sb);
+                    let d = binary_d(sub, ld(a, ea), ld(b, eb), ld(out, e));
+                    let g = gadj(out, e);
+                    acc(a, ea, g * d.x);
+                    acc(b, eb, g * d.y);
+                }
+            }
+            case 2u: {
+                let c = bit(extra);
+                for (var e = 0u; e < n; e++) {
+                    if c { acc(a, e, gadj(out, e)); } else { acc(b, e, gadj(out, e)); }
+                }
+            }
+            case 3u: {
+                var eo = 0u;
+                for (var q = 0u; q < ops[o + 7u]; q++) {
+                    let p = aux[extra + q];
+                    for (var e = 0u; e < len_of(p); e++) { acc(p, e, gadj(out, eo)); eo++; }
+                }
+            }
+            case 4u: {
+                for (var e = 0u; e < n; e++) { acc(a, extra + e, gadj(out, e)); }
+            }
+            default: { linalg_r(sub, out, a, b); }
+        }
+    }
+    for (var e = 0u; e < n; e++) { adj[ai(out, e)] = 0.0; }
+}
+
+@compute @workgroup_size(64)
+fn forward(@builtin(global_invocation_id) gid: vec3<u32>) {
+    lane = gid.x;
+    if lane >= P.lanes || progress[lane] != P.op_begin { return; }
+    // The counter, not op_end, is recorded: a driver that cuts the loop short is caught.
+    var i = P.op_begin;
+    loop {
+        if i >= P.op_end { break; }
+        forward_op(i);
+        i++;
+    }
+    progress[lane] = i;
+}
+
+@compute @workgroup_size(64)
+fn reverse(@builtin(global_invocation_id) gid: vec3<u32>) {
+    lane = gid.x;
+    if lane >= P.lanes || progress[lane] != P.op_end { return; }
+    var i = P.op_end;
+    loop {
+        if i <= P.op_begin { break; }
+        reverse_op(i - 1u);
+        i--;
+    }
+    progress[lane] = i;
+}

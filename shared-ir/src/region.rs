@@ -1,0 +1,429 @@
+//! Numeric regions: the numeric work of a walk as data, for a device to run.
+//!
+//! The structural walk (CPU) collects the numeric operations on per-lane values into a
+//! *region* until it needs a number back (a comparison on lane data, an index, the end of the
+//! walk). A region is a list of fixed-size op records over *slots* (dense per-lane buffers in
+//! one data arena) and is run by an interpreter compiled once (WGSL on a GPU, or the CPU
+//! kernels), never by code generated per program. The reverse pass is a region too: the tape's
+//! records, replayed backwards under their lane masks.
+//!
+//! Layout of one slot ([`SLOT_WORDS`] `u32`s): data offset, elements per lane, 1 when the slot
+//! holds one value per lane (element `e` of lane `l` at `offset + e * lanes + l`; else at
+//! `offset + e`), the offset of its lane-wide adjoint ([`NO_ADJ`] when it has none; element
+//! `e` of lane `l` at `adj + e * lanes + l`), rows and columns (a vector is `n x 1`, a scalar
+//! `1 x 1`).
+//!
+//! Layout of one op ([`OP_WORDS`] `u32`s): opcode, sub-op, result slot, operands `a` and `b`,
+//! an extra word (the mask of a select, the first element of an extract, the first part of a
+//! pack in the aux list), the lane mask the op ran under (reverse only; mask 0 is every lane),
+//! and the part count of a pack.
+//!
+//! ```
+//! use shared_ir::region::{decode_op, encode_op, OpRecord, Opcode};
+//! use shared_ir::UnaryOp;
+//! let rec = OpRecord { opcode: Opcode::Unary, sub: UnaryOp::Exp.code(), out: 7, a: 3, ..OpRecord::default() };
+//! let mut words = Vec::new();
+//! encode_op(&rec, &mut words);
+//! assert_eq!(decode_op(&words), Some(rec));
+//! ```
+
+use crate::op::{BinaryOp, UnaryOp};
+
+/// `u32`s per slot in a slot table.
+pub const SLOT_WORDS: usize = 6;
+/// `u32`s per op record.
+pub const OP_WORDS: usize = 8;
+/// The adjoint offset of a slot without an adjoint.
+pub const NO_ADJ: u32 = u32::MAX;
+
+/// A vector or matrix operation with its own adjoint rule.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum LinalgOp {
+    /// `dot a b`.
+    Dot,
+    /// `vsum a`.
+    Vsum,
+    /// `norm a`.
+    Norm,
+    /// `normalize a`.
+    Normalize,
+    /// `normalize a` with the protected clamp.
+    NormalizeProtected,
+    /// `cross a b`.
+    Cross,
+    /// `matvec A v`.
+    Matvec,
+    /// `matmul A B`.
+    Matmul,
+    /// `transpose A`.
+    Transpose,
+    /// `trace A`.
+    Trace,
+    /// `outer a b`.
+    Outer,
+    /// `det A`.
+    Det,
+    /// `logdet A`.
+    Logdet,
+    /// `inv A`.
+    Inv,
+    /// `solve A b`.
+    Solve,
+}
+
+impl LinalgOp {
+    /// Every linalg op, in code order.
+    pub const ALL: [LinalgOp; 15] = [
+        LinalgOp::Dot,
+        LinalgOp::Vsum,
+        LinalgOp::Norm,
+        LinalgOp::Normalize,
+        LinalgOp::NormalizeProtected,
+        LinalgOp::Cross,
+        LinalgOp::Matvec,
+        LinalgOp::Matmul,
+        LinalgOp::Transpose,
+        LinalgOp::Trace,
+        LinalgOp::Outer,
+        LinalgOp::Det,
+        LinalgOp::Logdet,
+        LinalgOp::Inv,
+        LinalgOp::Solve,
+    ];
+
+    /// The op's number in region records (its index in [`LinalgOp::ALL`]).
+    pub fn code(self) -> u32 {
+        self as u32
+    }
+
+    /// True for the ops of two operands.
+    pub fn binary(self) -> bool {
+        matches!(
+            self,
+            LinalgOp::Dot
+                | LinalgOp::Cross
+                | LinalgOp::Matvec
+                | LinalgOp::Matmul
+                | LinalgOp::Outer
+                | LinalgOp::Solve
+        )
+    }
+
+    /// True for the ops that factor a square matrix (their cost grows as n^3 per lane).
+    pub fn factors(self) -> bool {
+        matches!(
+            self,
+            LinalgOp::Det | LinalgOp::Logdet | LinalgOp::Inv | LinalgOp::Solve
+        )
+    }
+}
+
+impl UnaryOp {
+    /// The op's number in region records (its index in [`UnaryOp::ALL`]).
+    pub fn code(self) -> u32 {
+        self as u32
+    }
+}
+
+impl BinaryOp {
+    /// The op's number in region records (its index in [`BinaryOp::ALL`]).
+    pub fn code(self) -> u32 {
+        self as u32
+    }
+}
+
+/// What an op record does.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+#[repr(u32)]
+pub enum Opcode {
+    /// `out = f(a)` elementwise; `sub` is a [`UnaryOp::code`].
+    #[default]
+    Unary = 0,
+    /// `out = f(a, b)` elementwise with scalar broadcast; `sub` is a [`BinaryOp::code`].
+    Binary = 1,
+    /// `out = mask ? a : b` lane by lane; `extra` is the mask.
+    Select = 2,
+    /// `out` = the concatenation of `count` parts listed in the aux list from `extra`.
+    Pack = 3,
+    /// `out` = elements `extra..` of `a`.
+    Extract = 4,
+    /// A vector or matrix op; `sub` is a [`LinalgOp::code`].
+    Linalg = 5,
+}
+
+impl Opcode {
+    fn from_u32(x: u32) -> Option<Opcode> {
+        Some(match x {
+            0 => Opcode::Unary,
+            1 => Opcode::Binary,
+            2 => Opcode::Select,
+            3 => Opcode::Pack,
+            4 => Opcode::Extract,
+            5 => Opcode::Linalg,
+            _ => return None,
+        })
+    }
+}
+
+/// One op record, unpacked.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct OpRecord {
+    /// What it does.
+    pub opcode: Opcode,
+    /// The unary, binary or linalg op.
+    pub sub: u32,
+    /// Result slot.
+    pub out: u32,
+    /// First operand slot.
+    pub a: u32,
+    /// Second operand slot.
+    pub b: u32,
+    /// Mask of a select, first element of an extract, first aux entry of a pack.
+    pub extra: u32,
+    /// The lanes the op ran under (reverse records); 0 is every lane.
+    pub mask: u32,
+    /// Parts of a pack.
+    pub count: u32,
+}
+
+/// Appends `rec` to `words` in the record layout.
+#[inline]
+pub fn encode_op(rec: &OpRecord, words: &mut Vec<u32>) {
+    words.extend_from_slice(&[
+        rec.opcode as u32,
+        rec.sub,
+        rec.out,
+        rec.a,
+        rec.b,
+        rec.extra,
+        rec.mask,
+        rec.count,
+    ]);
+}
+
+/// The record at the start of `words`, if it is one.
+pub fn decode_op(words: &[u32]) -> Option<OpRecord> {
+    let w = words.get(..OP_WORDS)?;
+    Some(OpRecord {
+        opcode: Opcode::from_u32(w[0])?,
+        sub: w[1],
+        out: w[2],
+        a: w[3],
+        b: w[4],
+        extra: w[5],
+        mask: w[6],
+        count: w[7],
+    })
+}
+
+/// A region ready for a device: the slot table, the op records, the pack parts.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Region {
+    /// Lanes of the walk.
+    pub lanes: u32,
+    /// [`SLOT_WORDS`] per slot, every slot of the walk so far.
+    pub slots: Vec<u32>,
+    /// [`OP_WORDS`] per op.
+    pub ops: Vec<u32>,
+    /// Slots of pack parts.
+    pub aux: Vec<u32>,
+    /// Numbers computed per lane (elements written, plus n^3 for each factorisation): the
+    /// work the cost model weighs.
+    pub work: u64,
+}
+
+impl Region {
+    /// Empties the region, keeping its memory.
+    pub fn clear(&mut self) {
+        self.slots.clear();
+        self.ops.clear();
+        self.aux.clear();
+        self.work = 0;
+    }
+
+    /// Number of op records.
+    pub fn len(&self) -> usize {
+        self.ops.len() / OP_WORDS
+    }
+
+    /// True when there is no op.
+    pub fn is_empty(&self) -> bool {
+        self.ops.is_empty()
+    }
+}
+
+/// Lane masks for a reverse region: `words_per_mask` `u32`s per mask, lane `l` of mask `m` in
+/// bit `l % 32` of word `m * words_per_mask + l / 32`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MaskBits {
+    /// Words per mask.
+    pub words_per_mask: u32,
+    /// The bits.
+    pub words: Vec<u32>,
+}
+
+/// The size of a region, as the cost model sees it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RegionStats {
+    /// Op records.
+    pub ops: usize,
+    /// Numbers computed per lane (see [`Region::work`]).
+    pub work: u64,
+    /// Lanes of the walk.
+    pub lanes: usize,
+    /// Numbers in the data arena.
+    pub data_len: usize,
+    /// Numbers in the adjoint arena (reverse regions).
+    pub adj_len: usize,
+    /// The largest square matrix an op factors (0 when none does).
+    pub largest_factor: usize,
+    /// The most work of one op (numbers computed per lane).
+    pub heaviest: u64,
+}
+
+/// A region device's error, in words (the caller adds where it happened).
+pub type DeviceResult<T> = Result<T, String>;
+
+/// A device that runs regions.
+///
+/// The device may keep a copy of the data arena between calls of one walk: `clean_below` says
+/// how much of `data` is unchanged since the last call (0 on a new walk).
+pub trait RegionDevice<R>: Send + std::fmt::Debug {
+    /// A short description for logs and errors.
+    fn describe(&self) -> String;
+
+    /// Whether a walk over `lanes` lanes should collect regions for this device at all (a
+    /// device that can never pay its dispatch at this width says no, and the walk computes
+    /// at once on the CPU).
+    fn defer_at(&mut self, lanes: usize) -> bool;
+
+    /// Whether the device should run a region of this size (the cost model's decision). A
+    /// device that cannot run it (a matrix too large, a buffer over its limits) says no.
+    fn wants(&mut self, stats: &RegionStats) -> bool;
+
+    /// Runs `region` forward: writes the result slots of its ops in `data`. `masks` holds
+    /// the lane masks its selects read (empty when it has none).
+    fn forward(
+        &mut self,
+        region: &Region,
+        masks: &MaskBits,
+        data: &mut [R],
+        clean_below: usize,
+    ) -> DeviceResult<()>;
+
+    /// Runs `region` (the tape, in execution order) backwards from the seeded adjoint
+    /// `(seed_offset, seeds)` (one per lane) and returns the first `read` numbers of the
+    /// adjoint arena of `adj_len` numbers. `data` is the whole arena as the last forward call
+    /// left it, with the host's changes from `clean_below` on.
+    #[allow(clippy::too_many_arguments)]
+    fn reverse(
+        &mut self,
+        region: &Region,
+        masks: &MaskBits,
+        data: &[R],
+        clean_below: usize,
+        adj_len: usize,
+        seed: (usize, &[R]),
+        read: usize,
+    ) -> DeviceResult<Vec<R>>;
+}
+
+/// What a device costs, measured on the machine: the terms of the cost model.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RegionCosts {
+    /// One dispatch round trip (encode, submit, wait), microseconds.
+    pub dispatch_us: f64,
+    /// Host-to-device bandwidth, GiB/s.
+    pub upload_gib_per_s: f64,
+    /// Device-to-host bandwidth, GiB/s.
+    pub download_gib_per_s: f64,
+    /// Device time per number of region work, nanoseconds (measured at many lanes).
+    pub device_ns_per_work: f64,
+    /// CPU time per number of region work, nanoseconds.
+    pub cpu_ns_per_work: f64,
+    /// CPU time per op record regardless of lanes (dispatch in the interpreter), nanoseconds.
+    pub cpu_ns_per_op: f64,
+}
+
+impl RegionCosts {
+    /// Estimated device seconds for a region of `ops` records and `work` numbers per lane
+    /// over `lanes` lanes, moving `bytes` each way, in `dispatches` dispatches.
+    pub fn device_seconds(&self, work: u64, lanes: u64, bytes: u64, dispatches: u64) -> f64 {
+        let gib = bytes as f64 / f64::from(1u32 << 30);
+        dispatches as f64 * self.dispatch_us * 1e-6
+            + gib / self.upload_gib_per_s.max(1e-9)
+            + gib / self.download_gib_per_s.max(1e-9)
+            + (work * lanes) as f64 * self.device_ns_per_work * 1e-9
+    }
+
+    /// Estimated CPU seconds for the same region.
+    pub fn cpu_seconds(&self, ops: u64, work: u64, lanes: u64) -> f64 {
+        ops as f64 * self.cpu_ns_per_op * 1e-9 + (work * lanes) as f64 * self.cpu_ns_per_work * 1e-9
+    }
+
+    /// True when the device is expected to be faster.
+    pub fn prefer_device(
+        &self,
+        ops: u64,
+        work: u64,
+        lanes: u64,
+        bytes: u64,
+        dispatches: u64,
+    ) -> bool {
+        self.device_seconds(work, lanes, bytes, dispatches) < self.cpu_seconds(ops, work, lanes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_round_trip() {
+        let rec = OpRecord {
+            opcode: Opcode::Pack,
+            sub: 0,
+            out: 9,
+            a: 0,
+            b: 0,
+            extra: 4,
+            mask: 2,
+            count: 3,
+        };
+        let mut w = Vec::new();
+        encode_op(&rec, &mut w);
+        assert_eq!(w.len(), OP_WORDS);
+        assert_eq!(decode_op(&w), Some(rec));
+        w[0] = 99;
+        assert_eq!(decode_op(&w), None);
+    }
+
+    #[test]
+    fn codes_are_indices() {
+        for (i, op) in UnaryOp::ALL.iter().enumerate() {
+            assert_eq!(op.code() as usize, i);
+        }
+        for (i, op) in BinaryOp::ALL.iter().enumerate() {
+            assert_eq!(op.code() as usize, i);
+        }
+        for (i, op) in LinalgOp::ALL.iter().enumerate() {
+            assert_eq!(op.code() as usize, i);
+        }
+    }
+
+    #[test]
+    fn the_cost_model_prefers_the_device_only_for_large_work() {
+        let c = RegionCosts {
+            dispatch_us: 50.0,
+            upload_gib_per_s: 8.0,
+            download_gib_per_s: 4.0,
+            device_ns_per_work: 0.01,
+            cpu_ns_per_work: 1.0,
+            cpu_ns_per_op: 100.0,
+        };
+        // One lane, a few ops: the dispatch dominates.
+        assert!(!c.prefer_device(20, 40, 1, 1024, 1));
+        // 65,536 lanes of a long region: the device wins.
+        assert!(c.prefer_device(2000, 20_000, 65_536, 64 << 20, 2));
+    }
+}

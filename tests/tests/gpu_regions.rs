@@ -1,0 +1,247 @@
+//! Cross-device equivalence: one test body runs each program twice in `f32`, once on the CPU
+//! and once with its numeric regions (forward and reverse) on the GPU region interpreter, and
+//! compares values and gradients lane by lane within [`DEVICE_RTOL`]. The conformance suite,
+//! the seed-1234 corpus, the divergent programs and the Kalman program, at B = 1, 64 and 4096.
+//! In CI the GPU is Mesa's software driver; there a missing adapter fails the test.
+
+use ndvm_tests::divergent::DIVERGENT;
+use ndvm_tests::gates::tol::DEVICE_RTOL;
+use ndvm_tests::{close, fuzz_records, suite, SplitMix};
+use runtime_cpu::{Bindings, Error, GradSpec, LaneValue, Program, RunOptions, Session, Tensor};
+use runtime_gpu::testing::gpu_or_skip;
+use runtime_gpu::{GpuContext, GpuRegions, RegionPolicy};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+const WIDTHS: [usize; 3] = [1, 64, 4096];
+
+fn gpu_session(ctx: &Arc<GpuContext>) -> Session<f32> {
+    let mut s = Session::<f32>::new();
+    s.set_device(Some(Box::new(GpuRegions::new(
+        Arc::clone(ctx),
+        RegionPolicy::Always,
+    ))));
+    s
+}
+
+/// `uniform` plus each input of `inputs` drawn per lane from its range.
+fn lanes(inputs: &[(String, f64, f64)], uniform: &Bindings, lanes: usize, seed: u64) -> Bindings {
+    let mut rng = SplitMix(seed);
+    let mut b = uniform.clone();
+    for (n, lo, hi) in inputs {
+        let col: Vec<f64> = (0..lanes).map(|_| rng.uniform(*lo, *hi)).collect();
+        b = b.lanes(n, col).expect("same lane count");
+    }
+    b
+}
+
+fn same_value(a: &LaneValue, b: &LaneValue) -> bool {
+    match (a, b) {
+        (LaneValue::Number(x), LaneValue::Number(y)) => close(*x, *y, DEVICE_RTOL),
+        (LaneValue::Tensor(s, x), LaneValue::Tensor(t, y)) => {
+            s == t && x.iter().zip(y).all(|(p, q)| close(*p, *q, DEVICE_RTOL))
+        }
+        (a, b) => a == b,
+    }
+}
+
+/// Runs `program` on both devices and returns the differences found (empty when they agree).
+fn compare(
+    name: &str,
+    program: &Program,
+    b: &Bindings,
+    grad: &[String],
+    gpu: &mut Session<f32>,
+) -> Vec<String> {
+    let opts = RunOptions {
+        grad: GradSpec::Some(grad.to_vec()),
+        lane_block: 0,
+        ..Default::default()
+    };
+    let want = Session::<f32>::new().run(program, b, &opts).expect("bound");
+    let got = gpu.run(program, b, &opts).expect("bound");
+    let mut bad = Vec::new();
+    for l in 0..want.lanes {
+        match (&got.values[l], &want.values[l]) {
+            (Ok(x), Ok(y)) if same_value(x, y) => {}
+            (Err(x), Err(y)) if x == y => continue,
+            (x, y) => {
+                bad.push(format!(
+                    "{name} B={} lane {l}: gpu {x:?} cpu {y:?}",
+                    want.lanes
+                ));
+                continue;
+            }
+        }
+        for g in &want.grads {
+            let n = g.shape.len();
+            let h = got.grad(&g.name).expect("same inputs");
+            for e in 0..n {
+                let (x, y) = (h.per_lane[l * n + e], g.per_lane[l * n + e]);
+                if !close(x, y, DEVICE_RTOL) {
+                    bad.push(format!(
+                        "{name} B={} lane {l} d/d{}[{e}]: gpu {x} cpu {y}",
+                        want.lanes, g.name
+                    ));
+                }
+            }
+        }
+    }
+    bad
+}
+
+fn report(bad: Vec<String>) {
+    assert!(
+        bad.is_empty(),
+        "{} differences across devices:\n{}",
+        bad.len(),
+        bad.iter().take(20).cloned().collect::<Vec<_>>().join("\n")
+    );
+}
+
+#[test]
+fn suite_agrees_across_devices() {
+    let Some(ctx) = gpu_or_skip("suite_agrees_across_devices") else {
+        return;
+    };
+    let mut gpu = gpu_session(&ctx);
+    let mut bad = Vec::new();
+    for p in suite() {
+        let program = Program::parse(&p.src).expect("parses");
+        // Scalar inputs vary per lane by up to 10% around the reference.
+        let inputs: Vec<(String, f64, f64)> = p
+            .scalars
+            .iter()
+            .map(|(n, x)| (n.clone(), (x * 0.9).min(x * 1.1), (x * 0.9).max(x * 1.1)))
+            .collect();
+        if inputs.is_empty() {
+            continue;
+        }
+        let mut uniform = Bindings::new();
+        if let Some((n, r, c, d)) = &p.matrix {
+            uniform = uniform.uniform(n, Tensor::matrix(*r, *c, d.clone()).expect("matrix"));
+        }
+        let grad: Vec<String> = inputs.iter().map(|i| i.0.clone()).collect();
+        for (i, &w) in WIDTHS.iter().enumerate() {
+            let b = lanes(&inputs, &uniform, w, 11 + i as u64);
+            bad.extend(compare(&p.name, &program, &b, &grad, &mut gpu));
+        }
+    }
+    let counts = gpu.region_counts();
+    assert!(
+        counts.device_regions > 0 && counts.device_reverse > 0,
+        "{counts:?}"
+    );
+    report(bad);
+}
+
+#[test]
+fn divergent_programs_agree_across_devices() {
+    let Some(ctx) = gpu_or_skip("divergent_programs_agree_across_devices") else {
+        return;
+    };
+    let mut gpu = gpu_session(&ctx);
+    let mut bad = Vec::new();
+    for (name, src, ranges) in DIVERGENT {
+        let program = Program::parse(src).expect("parses");
+        let inputs: Vec<(String, f64, f64)> = ranges
+            .iter()
+            .map(|&(n, lo, hi)| (n.to_string(), lo, hi))
+            .collect();
+        let grad: Vec<String> = inputs.iter().map(|i| i.0.clone()).collect();
+        for (i, &w) in WIDTHS.iter().enumerate() {
+            let b = lanes(&inputs, &Bindings::new(), w, 77 + i as u64);
+            bad.extend(compare(name, &program, &b, &grad, &mut gpu));
+        }
+    }
+    report(bad);
+}
+
+#[test]
+fn corpus_agrees_across_devices() {
+    let Some(ctx) = gpu_or_skip("corpus_agrees_across_devices") else {
+        return;
+    };
+    let mut gpu = gpu_session(&ctx);
+    let mut bad = Vec::new();
+    for r in fuzz_records() {
+        let program = Program::parse(&r.src).expect("parses");
+        // Each parameter varies per lane by up to 5% around the corpus value.
+        let inputs: Vec<(String, f64, f64)> = r
+            .params
+            .iter()
+            .map(|(n, x)| {
+                (
+                    n.clone(),
+                    (x * 0.95).min(x * 1.05),
+                    (x * 0.95).max(x * 1.05),
+                )
+            })
+            .collect();
+        let grad: Vec<String> = inputs.iter().map(|i| i.0.clone()).collect();
+        for (i, &w) in WIDTHS.iter().enumerate() {
+            let b = lanes(&inputs, &Bindings::new(), w, r.id * 3 + i as u64);
+            bad.extend(compare(
+                &format!("corpus {}", r.id),
+                &program,
+                &b,
+                &grad,
+                &mut gpu,
+            ));
+        }
+    }
+    report(bad);
+}
+
+#[test]
+fn a_region_past_the_software_drivers_loop_cap_is_split() {
+    let Some(ctx) = gpu_or_skip("a_region_past_the_software_drivers_loop_cap_is_split") else {
+        return;
+    };
+    // 4,000 iterations of three per-lane ops: one region of 12,000 records, far past the
+    // 65,535 loop visits after which Mesa's driver silently ends an invocation.
+    let program = Program::parse(
+        "(loop ((k 0) (y x)) (if (= k 4000) y (recur (+ k 1) (+ (* y 0.999) (* 0.001 (sin y))))))",
+    )
+    .expect("parses");
+    let device = GpuRegions::new(Arc::clone(&ctx), RegionPolicy::Always);
+    let dispatches = device.dispatch_counter();
+    let mut gpu = Session::<f32>::new();
+    gpu.set_device(Some(Box::new(device)));
+    let inputs = [("x".to_string(), 0.5, 2.0)];
+    let b = lanes(&inputs, &Bindings::new(), 256, 3);
+    report(compare("long_loop", &program, &b, &["x".into()], &mut gpu));
+    let n = dispatches.load(Ordering::Relaxed);
+    assert!(n > 10, "the region ran in {n} dispatches");
+}
+
+#[test]
+fn a_lost_device_is_an_error_not_a_hang() {
+    let Some(_) = gpu_or_skip("a_lost_device_is_an_error_not_a_hang") else {
+        return;
+    };
+    // A context of its own: destroying the shared one would break the other tests.
+    let ctx = Arc::new(
+        GpuContext::new(&runtime_gpu::ContextOptions::from_env()).expect("a second context"),
+    );
+    let program = Program::parse("(* a (exp x))").expect("parses");
+    let b = Bindings::new()
+        .scalar("a", 2.0)
+        .lanes("x", vec![0.1, 0.2, 0.3])
+        .unwrap();
+    let mut gpu = gpu_session(&ctx);
+    let opts = RunOptions {
+        grad: GradSpec::All,
+        ..Default::default()
+    };
+    let ok = gpu.run(&program, &b, &opts).expect("bound");
+    assert!(ok.values.iter().all(|v| v.is_ok()));
+    ctx.destroy_device();
+    let lost = gpu.run(&program, &b, &opts).expect("bound");
+    for v in &lost.values {
+        match v {
+            Err(Error::Device { message }) => assert!(message.contains("lost"), "{message}"),
+            other => panic!("expected a device error, got {other:?}"),
+        }
+    }
+}
