@@ -5,6 +5,7 @@
 //! | --- | --- |
 //! | `ceiling` | the 80-step Kalman likelihood and its gradient written by hand (the compiled ceiling) |
 //! | `data` | the reference data in `data/`, embedded |
+//! | `device` | `--device cpu|gpu|auto`: the GPU region device for a session |
 //! | `examples` | the example programs in `examples/`, embedded |
 //! | `cli` | the `ndvm` subcommands |
 //! | `bench` | `ndvm bench` experiments |
@@ -19,6 +20,7 @@ pub mod ceiling;
 pub mod cli;
 pub mod cosearch;
 pub mod data;
+pub mod device;
 pub mod examples;
 pub mod rng;
 pub use runtime_cpu::schedule;

@@ -32,6 +32,9 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // Warnings (a GPU that `auto` could not use, a region run on the CPU) by default;
+    // RUST_LOG=info shows the measured costs and the device's decisions.
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
     match Cli::parse().command {
         Command::Run(args) => cli::run::main(args),
         Command::Bench(args) => cli::bench_cmd::main(args),

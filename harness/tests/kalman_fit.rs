@@ -28,6 +28,7 @@ fn kalman_fit_reproduces_the_paper() {
         clamps: vec![Some((1e-4, f64::INFINITY)); 2],
         limits: Limits::default(),
         final_loss: true,
+        lane_block: runtime_cpu::DEFAULT_LANE_BLOCK,
     };
     let r = fit(
         &mut Session::<f64>::new(),
@@ -67,6 +68,7 @@ fn lbfgs_converges_below_the_adam_fit() {
         clamps: vec![Some((1e-4, f64::INFINITY)); 2],
         limits: Limits::default(),
         final_loss: true,
+        lane_block: runtime_cpu::DEFAULT_LANE_BLOCK,
     };
     let r = fit(
         &mut Session::<f64>::new(),

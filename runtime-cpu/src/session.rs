@@ -472,14 +472,20 @@ impl<R: Real> Session<R> {
             }
         };
         if self.state.defer && self.device_wants_reverse() {
-            if let Err(message) = self.reverse_on_device(result, group, inputs, seed, grads) {
-                for &lane in group {
-                    values[lane] = Err(Error::Device {
-                        message: message.clone(),
-                    });
+            match self.reverse_on_device(result, group, inputs, seed, grads) {
+                Ok(()) => return,
+                Err(message) => {
+                    let device = self.state.device.as_mut().expect("deferring");
+                    if !device.fall_back(&message) {
+                        for &lane in group {
+                            values[lane] = Err(Error::Device {
+                                message: message.clone(),
+                            });
+                        }
+                        return;
+                    }
                 }
             }
-            return;
         }
         self.adj.prepare(&self.state.pay);
         if let Some(adj) = self.adj.get_mut(&self.state.pay.info(result)) {

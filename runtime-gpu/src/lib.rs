@@ -64,6 +64,7 @@ mod error;
 mod pipelines;
 mod pool;
 pub mod region;
+pub mod region_costs;
 pub mod testing;
 
 pub use adapter::{list_adapters, AdapterSummary, ContextOptions, DeviceLimits, ADAPTER_ENV};

@@ -39,7 +39,7 @@ pub const HARDWARE_VISIT_BUDGET: u64 = 1 << 24;
 /// one invocation must stay under.
 pub const SOFTWARE_MAX_OP_WORK: u64 = 4_096;
 /// A region of at least this much work per lane is what `auto` must be able to pay for.
-const MIN_USEFUL_WORK: f64 = 256.0;
+pub const MIN_USEFUL_WORK: f64 = 256.0;
 
 /// The interpreter's `Params` block, field for field.
 #[repr(C)]
@@ -147,8 +147,8 @@ fn whole(b: &wgpu::Buffer) -> wgpu::BindingResource<'_> {
 
 /// A storage buffer of the device that grows by powers of two.
 #[derive(Debug, Default)]
-struct Grow {
-    buffer: Option<wgpu::Buffer>,
+pub(crate) struct Grow {
+    pub(crate) buffer: Option<wgpu::Buffer>,
     bytes: u64,
 }
 
@@ -159,7 +159,7 @@ pub struct GpuRegions {
     policy: RegionPolicy,
     budget: u64,
     software: bool,
-    data: Grow,
+    pub(crate) data: Grow,
     slots: Grow,
     ops: Grow,
     aux: Grow,
@@ -321,7 +321,7 @@ impl GpuRegions {
 
     /// Uploads the region's tables and the data the device has not seen; returns the chunk
     /// plan.
-    fn upload(
+    pub(crate) fn upload(
         &mut self,
         region: &Region,
         masks: &MaskBits,
@@ -383,7 +383,7 @@ impl GpuRegions {
     /// Records one dispatch per chunk (backwards for the reverse pass) into a new command
     /// buffer, then a copy of the lanes' progress counters to byte `tail.1` of `tail.0`, and
     /// submits it.
-    fn dispatch(
+    pub(crate) fn dispatch(
         &mut self,
         region: &Region,
         masks: &MaskBits,
@@ -635,10 +635,7 @@ impl RegionDevice<f32> for GpuRegions {
         match self.policy {
             RegionPolicy::Always => true,
             RegionPolicy::Auto => match self.costs() {
-                Ok(c) => {
-                    let gain = c.cpu_ns_per_work - c.device_ns_per_work;
-                    gain > 0.0 && lanes as f64 * gain * MIN_USEFUL_WORK * 1e-3 > c.dispatch_us
-                }
+                Ok(c) => c.pays_at(lanes, MIN_USEFUL_WORK),
                 Err(e) => {
                     log::warn!("ndvm GPU: no region costs ({e}); running regions on the CPU");
                     false
@@ -708,89 +705,13 @@ fn check_progress(progress: &[f32], end: u32, pass: &str) -> Result<(), GpuError
     })
 }
 
-/// Measures what the cost model needs: the dispatch round trip and bandwidths of
-/// [`GpuContext::dispatch_costs`], and the time per number of region work on the device and
-/// on the CPU, from a synthetic region of multiplies over many lanes.
-pub(crate) fn measure_costs(ctx: &Arc<GpuContext>) -> Result<RegionCosts, GpuError> {
-    const LANES: u32 = 8192;
-    const OPS: u32 = 256;
-    let d = ctx.dispatch_costs()?;
-    let lanes = LANES as usize;
-    // Slot 0: x per lane; slot 1: a uniform constant; slot i + 2: x * c^(i + 1), per lane.
-    let mut region = Region {
-        lanes: LANES,
-        ..Region::default()
-    };
-    let mut offset = 0u32;
-    let mut push_slot = |region: &mut Region, per_lane: bool| {
-        region
-            .slots
-            .extend_from_slice(&[offset, 1, u32::from(per_lane), u32::MAX, 1, 1]);
-        offset += if per_lane { LANES } else { 1 };
-    };
-    push_slot(&mut region, true);
-    push_slot(&mut region, false);
-    for i in 0..OPS {
-        push_slot(&mut region, true);
-        let rec = shared_ir::region::OpRecord {
-            opcode: Opcode::Binary,
-            sub: shared_ir::BinaryOp::Mul.code(),
-            out: i + 2,
-            a: i + 1 - u32::from(i == 0),
-            b: 1,
-            ..Default::default()
-        };
-        shared_ir::region::encode_op(&rec, &mut region.ops);
-    }
-    let mut data = vec![1.0f32; offset as usize];
-    data[lanes] = 1.0001;
-    let mut dev = GpuRegions::new(Arc::clone(ctx), RegionPolicy::Always);
-    let masks = MaskBits::default();
-    dev.run_forward(&region, &masks, &mut data, 0)?;
-    let mut best = f64::INFINITY;
-    for _ in 0..3 {
-        let plan = dev.upload(&region, &masks, &data, data.len())?;
-        let t = std::time::Instant::now();
-        let db = dev.data.buffer.clone().expect("uploaded");
-        dev.dispatch(&region, &masks, &plan, false, (&db, data.len() as u64 * 4))?;
-        ctx.wait("timing a region", None)?;
-        best = best.min(t.elapsed().as_secs_f64());
-    }
-    let work = f64::from(OPS) * f64::from(LANES);
-    let device_ns = ((best * 1e6 - d.empty_dispatch_us).max(0.0) * 1e3 / work).max(1e-6);
-    // The same multiplies by the CPU, one op (a loop over lanes) after another.
-    let mut cpu = vec![1.0f32; (OPS as usize + 1) * lanes];
-    let mut best_cpu = f64::INFINITY;
-    for _ in 0..3 {
-        let t = std::time::Instant::now();
-        for i in 0..OPS as usize {
-            let (src, dst) = cpu.split_at_mut((i + 1) * lanes);
-            let src = &src[i * lanes..];
-            for (o, &x) in dst[..lanes].iter_mut().zip(src) {
-                *o = x * 1.0001;
-            }
-        }
-        std::hint::black_box(&cpu);
-        best_cpu = best_cpu.min(t.elapsed().as_secs_f64());
-    }
-    let cpu_ns = (best_cpu * 1e9 / work).max(1e-6);
-    let costs = RegionCosts {
-        dispatch_us: d.empty_dispatch_us,
-        upload_gib_per_s: d.upload_gib_per_s,
-        download_gib_per_s: d.download_gib_per_s,
-        device_ns_per_work: device_ns,
-        cpu_ns_per_work: cpu_ns,
-        cpu_ns_per_op: 0.0,
-    };
-    log::info!("ndvm GPU: measured region costs {costs:?}");
-    Ok(costs)
-}
-
 impl GpuContext {
-    /// The region cost model's terms on this machine, measured on first request and cached.
+    /// The region cost model's terms on this machine: read from the cost cache when a run
+    /// measured them before on this adapter and driver, else measured now and cached (see
+    /// `region_costs.rs`); then kept for the life of the context.
     pub fn region_costs(self: &Arc<Self>) -> Result<RegionCosts, GpuError> {
         self.region_costs
-            .get_or_init(|| measure_costs(self))
+            .get_or_init(|| crate::region_costs::cached_or_measured(self))
             .clone()
     }
 }

@@ -301,6 +301,13 @@ pub trait RegionDevice<R>: Send + std::fmt::Debug {
     /// device that cannot run it (a matrix too large, a buffer over its limits) says no.
     fn wants(&mut self, stats: &RegionStats) -> bool;
 
+    /// The device failed with `error`: true to run this region (and the walk's later work) on
+    /// the CPU instead (a user who asked for `auto`), false to fail the walk.
+    fn fall_back(&mut self, error: &str) -> bool {
+        let _ = error;
+        false
+    }
+
     /// Runs `region` forward: writes the result slots of its ops in `data`. `masks` holds
     /// the lane masks its selects read (empty when it has none).
     fn forward(
@@ -359,6 +366,13 @@ impl RegionCosts {
     /// Estimated CPU seconds for the same region.
     pub fn cpu_seconds(&self, ops: u64, work: u64, lanes: u64) -> f64 {
         ops as f64 * self.cpu_ns_per_op * 1e-9 + (work * lanes) as f64 * self.cpu_ns_per_work * 1e-9
+    }
+
+    /// True when, at `lanes` lanes, a region of `min_work` numbers per lane is expected to pay
+    /// for a dispatch on the device (so collecting regions for it is worth while).
+    pub fn pays_at(&self, lanes: usize, min_work: f64) -> bool {
+        let gain = self.cpu_ns_per_work - self.device_ns_per_work;
+        gain > 0.0 && lanes as f64 * gain * min_work * 1e-3 > self.dispatch_us
     }
 
     /// True when the device is expected to be faster.

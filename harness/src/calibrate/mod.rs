@@ -75,6 +75,8 @@ pub struct Settings {
     pub limits: Limits,
     /// Evaluate the loss once more at the final parameters.
     pub final_loss: bool,
+    /// Lanes per walk (see [`RunOptions::lane_block`]).
+    pub lane_block: usize,
 }
 
 /// One restart's result.
@@ -150,6 +152,7 @@ pub fn evaluate<R: Real>(
     problem: &Problem,
     p: &[Vec<f64>],
     limits: Limits,
+    lane_block: usize,
     with_grad: bool,
 ) -> PerRestart {
     let options = RunOptions {
@@ -159,6 +162,7 @@ pub fn evaluate<R: Real>(
             GradSpec::None
         },
         limits,
+        lane_block,
         ..Default::default()
     };
     let out = match session.evaluate(&problem.program, &bindings(problem, p), &options) {
@@ -258,7 +262,14 @@ fn fit_adam<R: Real>(
     let mut evaluations = 0;
     for step in 0..settings.steps {
         evaluations += 1;
-        let per = evaluate(session, problem, &p, settings.limits, true);
+        let per = evaluate(
+            session,
+            problem,
+            &p,
+            settings.limits,
+            settings.lane_block,
+            true,
+        );
         for (r, res) in per.into_iter().enumerate() {
             if results[r].failure.is_some() {
                 continue;
@@ -306,7 +317,15 @@ fn fit_lbfgs<R: Real>(
         project(&mut x, &settings.clamps);
         let mut eval = |x: &[f64]| {
             evaluations += 1;
-            evaluate(session, problem, &[x.to_vec()], settings.limits, true).remove(0)
+            evaluate(
+                session,
+                problem,
+                &[x.to_vec()],
+                settings.limits,
+                settings.lane_block,
+                true,
+            )
+            .remove(0)
         };
         let mut res = RestartResult {
             params: x.clone(),
@@ -361,7 +380,14 @@ fn finish<R: Real>(
 ) -> FitResult {
     if settings.final_loss {
         evaluations += 1;
-        let per = evaluate(session, problem, &p, settings.limits, false);
+        let per = evaluate(
+            session,
+            problem,
+            &p,
+            settings.limits,
+            settings.lane_block,
+            false,
+        );
         for (r, res) in per.into_iter().enumerate() {
             if results[r].failure.is_none() {
                 match res {

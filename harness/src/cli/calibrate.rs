@@ -7,9 +7,11 @@ use crate::calibrate::adam::AdamSettings;
 use crate::calibrate::lbfgs::LbfgsSettings;
 use crate::calibrate::table::Table;
 use crate::calibrate::{evaluate, fit, r_squared, FitResult, Loss, Optimizer, Problem, Settings};
+use crate::device::{self, Attach};
 use crate::rng::SplitMix;
 use clap::{Args, ValueEnum};
-use runtime_cpu::{DecodeOptions, Limits, Program, Real, Session};
+use runtime_cpu::{DecodeOptions, Limits, Program, Session};
+use runtime_gpu::DeviceChoice;
 use serde_json::json;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -74,6 +76,10 @@ pub struct CalibrateArgs {
     /// The number type to compute in.
     #[arg(long, value_enum, default_value_t = Precision::F64)]
     pub precision: Precision,
+    /// Where the numeric regions run: `cpu`, `gpu` (f32 only) or `auto` (the GPU for the
+    /// regions the measured cost model expects to run faster there; the CPU in f64).
+    #[arg(long, value_name = "cpu|gpu|auto", default_value_t = DeviceChoice::Auto)]
+    pub device: DeviceChoice,
     /// `sqrt`, `log` and `normalize` clamp their argument to at least 1e-8, like the paper's
     /// artifact runtime.
     #[arg(long)]
@@ -256,11 +262,20 @@ fn run(args: &CalibrateArgs) -> Result<ExitCode, String> {
             ..Limits::default()
         },
         final_loss: true,
+        lane_block: device::lane_block(
+            args.device,
+            problem.rows() * starts.len(),
+            args.precision == Precision::F32,
+        ),
     };
     let started = Instant::now();
     let report = match args.precision {
-        Precision::F64 => calibrate::<f64>(&problem, held.as_ref(), &starts, &settings),
-        Precision::F32 => calibrate::<f32>(&problem, held.as_ref(), &starts, &settings),
+        Precision::F64 => {
+            calibrate::<f64>(&problem, held.as_ref(), &starts, &settings, args.device)?
+        }
+        Precision::F32 => {
+            calibrate::<f32>(&problem, held.as_ref(), &starts, &settings, args.device)?
+        }
     };
     let seconds = started.elapsed().as_secs_f64();
     print_report(args, &params, &report, seconds);
@@ -277,13 +292,15 @@ struct Report {
     held: Option<(f64, Option<f64>)>,
 }
 
-fn calibrate<R: Real>(
+fn calibrate<R: Attach>(
     problem: &Problem,
     held: Option<&Problem>,
     starts: &[Vec<f64>],
     settings: &Settings,
-) -> Report {
+    choice: DeviceChoice,
+) -> Result<Report, String> {
     let mut session = Session::<R>::new();
+    R::attach(&mut session, choice)?;
     let fit = fit(&mut session, problem, starts, settings);
     let best = fit.best.map(|b| fit.restarts[b].params.clone());
     let r2_of = |p: &Problem, mse: f64| match &p.loss {
@@ -300,6 +317,7 @@ fn calibrate<R: Real>(
             h,
             std::slice::from_ref(p),
             settings.limits,
+            settings.lane_block,
             false,
         )
         .remove(0)
@@ -309,11 +327,11 @@ fn calibrate<R: Real>(
         },
         _ => None,
     };
-    Report {
+    Ok(Report {
         fit,
         train_r2,
         held,
-    }
+    })
 }
 
 fn print_report(args: &CalibrateArgs, params: &[String], r: &Report, seconds: f64) {

@@ -5,10 +5,12 @@ use crate::calibrate::adam::AdamSettings;
 use crate::cosearch::record::{agreement, read_records, summarise, FitRecord, Summary};
 use crate::cosearch::stream::{read_stream, Inits, Task};
 use crate::cosearch::{fit_number, plot, prepare, Prepared, Protocol};
+use crate::device::Attach;
 use crate::schedule::{self, Stop};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use runtime_cpu::{DecodeOptions, Limits, Real, Session};
+use runtime_cpu::{DecodeOptions, Limits, Session};
+use runtime_gpu::DeviceChoice;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -62,6 +64,10 @@ pub struct CosearchArgs {
     /// artifact runtime (to replay its results).
     #[arg(long)]
     pub protected_ops: bool,
+    /// Where the numeric regions run: `cpu`, `gpu` (f32 only) or `auto` (the GPU for the
+    /// regions the measured cost model expects to run faster there; the CPU in f64).
+    #[arg(long, value_name = "cpu|gpu|auto", default_value_t = DeviceChoice::Auto)]
+    pub device: DeviceChoice,
     /// Node visits allowed per evaluation (a runaway candidate fails at this budget).
     #[arg(long, value_name = "N", default_value_t = 2_000_000)]
     pub max_steps: u64,
@@ -123,8 +129,8 @@ fn run(args: &CosearchArgs) -> Result<ExitCode, String> {
     };
     let threads = args.threads.unwrap_or_else(schedule::cores).max(1);
     let (records, finished_at, seconds) = match args.precision {
-        Precision::F64 => replay::<f64>(args, &prepared, &task, &inits, &protocol, threads),
-        Precision::F32 => replay::<f32>(args, &prepared, &task, &inits, &protocol, threads),
+        Precision::F64 => replay::<f64>(args, &prepared, &task, &inits, &protocol, threads)?,
+        Precision::F32 => replay::<f32>(args, &prepared, &task, &inits, &protocol, threads)?,
     };
     let summary = summarise(&records, &finished_at, &skeletons, seconds, threads);
     if let Some(out) = &args.out {
@@ -156,14 +162,16 @@ fn run(args: &CosearchArgs) -> Result<ExitCode, String> {
 }
 
 /// Runs the fits across `threads` workers; returns them in order with their completion times.
-fn replay<R: Real>(
+fn replay<R: Attach>(
     args: &CosearchArgs,
     prepared: &[Prepared],
     task: &Task,
     inits: &Inits,
     protocol: &Protocol,
     threads: usize,
-) -> (Vec<FitRecord>, Vec<f64>, f64) {
+) -> Result<(Vec<FitRecord>, Vec<f64>, f64), String> {
+    // A device the user cannot have is a usage error, found before any worker starts.
+    R::attach(&mut Session::<R>::new(), args.device)?;
     let start = Instant::now();
     let stop = Stop {
         max_jobs: args.max_fits,
@@ -175,7 +183,11 @@ fn replay<R: Real>(
     let records = schedule::run(
         threads,
         stop,
-        Session::<R>::new,
+        || {
+            let mut s = Session::<R>::new();
+            R::attach(&mut s, args.device).expect("checked before the workers start");
+            s
+        },
         |session, n| fit_number(session, prepared, task, inits, protocol, n),
         |n, r: &FitRecord| {
             let t = start.elapsed().as_secs_f64();
@@ -203,7 +215,7 @@ fn replay<R: Real>(
             finished_at[n] = t;
         }
     }
-    (records, finished_at, seconds)
+    Ok((records, finished_at, seconds))
 }
 
 fn progress(args: &CosearchArgs, _start: Instant) -> Option<ProgressBar> {

@@ -4,8 +4,10 @@
 //! Exit status 0 also when there is no adapter (the output says so and why); 2 for a usage error.
 
 use clap::Args;
+use runtime_gpu::region::MIN_USEFUL_WORK;
 use runtime_gpu::{list_adapters, AdapterSummary, ContextOptions, DispatchCosts, GpuContext};
 use serde_json::{json, Value};
+use shared_ir::region::RegionCosts;
 use std::process::ExitCode;
 
 /// Arguments of `ndvm devices`.
@@ -14,6 +16,9 @@ pub struct DevicesArgs {
     /// Skip measuring the dispatch costs (they take a second or so).
     #[arg(long)]
     pub no_measure: bool,
+    /// Measure the region cost model's terms again, replacing the cached ones.
+    #[arg(long, conflicts_with = "no_measure")]
+    pub measure: bool,
     /// `text` or `json`.
     #[arg(long, default_value = "text")]
     pub format: String,
@@ -37,6 +42,24 @@ fn adapter_json(a: &AdapterSummary, selected: bool) -> Value {
             "max_workgroup_storage_bytes": l.max_workgroup_storage_bytes,
         },
     })
+}
+
+fn region_json(c: &RegionCosts) -> Value {
+    json!({
+        "dispatch_us": c.dispatch_us,
+        "upload_gib_per_s": c.upload_gib_per_s,
+        "download_gib_per_s": c.download_gib_per_s,
+        "device_ns_per_work": c.device_ns_per_work,
+        "cpu_ns_per_work": c.cpu_ns_per_work,
+        "auto_collects_regions_from_lanes": auto_lanes(c),
+    })
+}
+
+/// The smallest power-of-two lane count at which `auto` collects regions for the GPU.
+fn auto_lanes(c: &RegionCosts) -> Option<usize> {
+    (0..=22)
+        .map(|k| 1usize << k)
+        .find(|&l| l >= crate::device::AUTO_MIN_LANES && c.pays_at(l, MIN_USEFUL_WORK))
 }
 
 fn costs_json(c: &DispatchCosts) -> Value {
@@ -71,6 +94,11 @@ pub fn main(args: DevicesArgs) -> ExitCode {
         (Ok(ctx), false) => Some(ctx.dispatch_costs()),
         _ => None,
     };
+    let region = match (&context, args.no_measure, args.measure) {
+        (Ok(ctx), false, true) => Some(runtime_gpu::region_costs::remeasure(ctx)),
+        (Ok(ctx), false, false) => Some(ctx.region_costs()),
+        _ => None,
+    };
     let is_chosen = |a: &AdapterSummary| chosen.as_ref().is_some_and(|c| c == a);
 
     if args.format == "json" {
@@ -84,6 +112,8 @@ pub fn main(args: DevicesArgs) -> ExitCode {
             "error": context.as_ref().err().map(ToString::to_string),
             "dispatch_costs": costs.as_ref().and_then(|c| c.as_ref().ok()).map(costs_json),
             "dispatch_costs_error": costs.as_ref().and_then(|c| c.as_ref().err()).map(ToString::to_string),
+            "region_costs": region.as_ref().and_then(|c| c.as_ref().ok()).map(region_json),
+            "region_costs_error": region.as_ref().and_then(|c| c.as_ref().err()).map(ToString::to_string),
         });
         println!(
             "{}",
@@ -136,6 +166,21 @@ pub fn main(args: DevicesArgs) -> ExitCode {
             bytes(c.transfer_bytes)
         ),
         Some(Err(e)) => println!("Dispatch costs: not measured: {e}"),
+        None => {}
+    }
+    match region {
+        Some(Ok(c)) => {
+            println!(
+                "Region cost model (cached; --measure to measure again): device {:.4} ns and \
+                 CPU {:.4} ns per number of region work",
+                c.device_ns_per_work, c.cpu_ns_per_work
+            );
+            match auto_lanes(&c) {
+                Some(l) => println!("  --device auto collects regions for the GPU from {l} lanes"),
+                None => println!("  --device auto keeps every region on the CPU here"),
+            }
+        }
+        Some(Err(e)) => println!("Region cost model: not measured: {e}"),
         None => {}
     }
     ExitCode::SUCCESS

@@ -8,10 +8,12 @@ use super::inputs::{parse_bind, read_bindings, BindArg};
 use super::output::{json, Precision};
 use super::report::Source;
 use super::table;
+use crate::device::{self, Attach};
 use clap::{Args, ValueEnum};
 use runtime_cpu::{
-    Bindings, DecodeOptions, Error, GradSpec, Limits, Outcome, Program, Real, RunOptions, Session,
+    Bindings, DecodeOptions, Error, GradSpec, Limits, Outcome, Program, RunOptions, Session,
 };
+use runtime_gpu::DeviceChoice;
 use std::collections::HashSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -33,7 +35,8 @@ pub enum Format {
     ndvm run prog.scm --bind alpha=2 --bind x=1.5 --grad\n  \
     ndvm run examples/kalman2d_T80.scm --bind q=0.05 --bind r=0.1 \
     --bind obs=@examples/kalman2d_obs.csv --grad q,r\n  \
-    ndvm run prog.scm --lanes inputs.csv --grad=a --format json\n\n\
+    ndvm run prog.scm --lanes inputs.csv --grad=a --format json\n  \
+    ndvm run prog.scm --lanes inputs.csv --grad --precision f32 --device gpu\n\n\
     Exit status: 0 on success (also when only some lanes fail), 1 for an error in the \
     program, 2 for a usage or file error.")]
 pub struct RunArgs {
@@ -82,9 +85,16 @@ pub struct RunArgs {
     pub max_memory_mb: u64,
 
     /// Lanes walked together; larger batches are cut into blocks of N (0: all in one walk).
-    /// Results do not depend on it.
-    #[arg(long, value_name = "N", default_value_t = runtime_cpu::DEFAULT_LANE_BLOCK)]
-    pub lane_block: usize,
+    /// Results do not depend on it. Default: 256 on the CPU, one walk when regions run on the
+    /// GPU.
+    #[arg(long, value_name = "N")]
+    pub lane_block: Option<usize>,
+
+    /// Where the numeric regions run: `cpu`; `gpu` (the GPU region interpreter, f32 only); or
+    /// `auto`, which sends a region to the GPU when the cost model, measured on this machine,
+    /// expects it to be faster, and runs everything else on the CPU (always so in f64).
+    #[arg(long, value_name = "cpu|gpu|auto", default_value_t = DeviceChoice::Auto)]
+    pub device: DeviceChoice,
 
     /// Writes the results to FILE instead of standard output.
     #[arg(long, value_name = "FILE")]
@@ -136,12 +146,18 @@ fn run(args: &RunArgs) -> Result<ExitCode, Usage> {
             max_memory: usize::try_from(args.max_memory_mb.saturating_mul(1 << 20))
                 .unwrap_or(usize::MAX),
         },
-        lane_block: args.lane_block,
+        lane_block: args.lane_block.unwrap_or_else(|| {
+            device::lane_block(
+                args.device,
+                bindings.lane_count(),
+                args.precision == Precision::F32,
+            )
+        }),
         seed: None,
     };
     let outcome = match args.precision {
-        Precision::F64 => execute::<f64>(&program, &bindings, &options),
-        Precision::F32 => execute::<f32>(&program, &bindings, &options),
+        Precision::F64 => execute::<f64>(&program, &bindings, &options, args.device)?,
+        Precision::F32 => execute::<f32>(&program, &bindings, &options, args.device)?,
     };
     let outcome = match outcome {
         Ok(o) => o,
@@ -172,12 +188,15 @@ fn run(args: &RunArgs) -> Result<ExitCode, Usage> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn execute<R: Real>(
+fn execute<R: Attach>(
     program: &Program,
     bindings: &Bindings,
     options: &RunOptions,
-) -> runtime_cpu::Result<Outcome> {
-    Session::<R>::new().run(program, bindings, options)
+    choice: DeviceChoice,
+) -> Result<runtime_cpu::Result<Outcome>, Usage> {
+    let mut session = Session::<R>::new();
+    R::attach(&mut session, choice)?;
+    Ok(session.run(program, bindings, options))
 }
 
 fn read_source(path: &Path) -> Result<String, Usage> {

@@ -120,6 +120,7 @@ pub fn fit_number<R: Real>(
         clamps: vec![None; init.len()],
         limits: protocol.limits,
         final_loss: false,
+        lane_block: runtime_cpu::DEFAULT_LANE_BLOCK,
     };
     let result = fit(session, train, &[init], &settings);
     let restart = &result.restarts[0];
@@ -132,6 +133,7 @@ pub fn fit_number<R: Real>(
         hold,
         std::slice::from_ref(&restart.params),
         protocol.limits,
+        runtime_cpu::DEFAULT_LANE_BLOCK,
         false,
     )
     .remove(0)

@@ -310,28 +310,39 @@ impl<R: Real> Machine<'_, R> {
             };
             let device = st.device.as_mut().expect("checked above");
             let r = device.forward(&st.region, &masks, st.pay.data_mut(), st.synced);
-            st.region_stats.device_regions += 1;
             match r {
-                Ok(()) => st.synced = top,
+                Ok(()) => {
+                    st.synced = top;
+                    st.region_stats.device_regions += 1;
+                }
                 Err(message) => {
-                    st.pending.clear();
-                    st.pending_aux.clear();
-                    return Err(self.fail(Error::Device { message }));
+                    if !device.fall_back(&message) {
+                        st.pending.clear();
+                        st.pending_aux.clear();
+                        return Err(self.fail(Error::Device { message }));
+                    }
+                    st.defer = false;
+                    run_on_cpu(st);
                 }
             }
         } else {
-            let pending = std::mem::take(&mut st.pending);
-            let aux = std::mem::take(&mut st.pending_aux);
-            for rec in &pending {
-                compute(st, rec, &aux);
-            }
-            st.region_stats.cpu_regions += 1;
-            st.pending = pending;
-            st.pending_aux = aux;
+            run_on_cpu(st);
         }
         st.region_stats.ops += stats.ops as u64;
         st.pending.clear();
         st.pending_aux.clear();
         Ok(())
     }
+}
+
+/// Runs the pending region with the CPU kernels.
+fn run_on_cpu<R: Real>(st: &mut State<R>) {
+    let pending = std::mem::take(&mut st.pending);
+    let aux = std::mem::take(&mut st.pending_aux);
+    for rec in &pending {
+        compute(st, rec, &aux);
+    }
+    st.region_stats.cpu_regions += 1;
+    st.pending = pending;
+    st.pending_aux = aux;
 }

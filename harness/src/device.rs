@@ -1,0 +1,144 @@
+//! `--device cpu|gpu|auto`: attaching the GPU region device to a session.
+//!
+//! The GPU region interpreter computes in `f32`, so only `f32` sessions get one: `gpu` with
+//! `f64` is a usage error, and `auto` with `f64` runs on the CPU. `auto` touches no GPU until a
+//! walk has at least [`AUTO_MIN_LANES`] lanes (below that no region can pay a dispatch on the
+//! GPUs measured, and creating a context costs more than most small runs); then it makes the
+//! shared context, measures the cost model's terms once, and lets the cost model decide each
+//! region. With no usable adapter, `auto` stays on the CPU (the reason is logged) and `gpu` is
+//! an error.
+
+use runtime_cpu::Session;
+use runtime_gpu::{DeviceChoice, GpuContext, GpuRegions, RegionPolicy};
+use shared_ir::region::{DeviceResult, MaskBits, Region, RegionDevice, RegionStats};
+use shared_ir::Real;
+
+/// Lanes below which `auto` never starts a GPU.
+pub const AUTO_MIN_LANES: usize = 512;
+
+/// The lanes per walk for `choice`: blocks of [`runtime_cpu::DEFAULT_LANE_BLOCK`] on the CPU
+/// (they keep a walk's working set in cache), one walk on the GPU (a region is run once for
+/// all its lanes), and for `auto` one walk exactly when the cost model expects the GPU to pay
+/// at this width.
+pub fn lane_block(choice: DeviceChoice, lanes: usize, f32: bool) -> usize {
+    let gpu = match choice {
+        DeviceChoice::Cpu => false,
+        DeviceChoice::Gpu => f32,
+        DeviceChoice::Auto => {
+            f32 && lanes >= AUTO_MIN_LANES
+                && GpuContext::shared()
+                    .and_then(|c| c.region_costs())
+                    .is_ok_and(|c| c.pays_at(lanes, runtime_gpu::region::MIN_USEFUL_WORK))
+        }
+    };
+    if gpu {
+        0
+    } else {
+        runtime_cpu::DEFAULT_LANE_BLOCK
+    }
+}
+
+/// A number type that can be given a region device.
+pub trait Attach: Real {
+    /// Attaches the device `choice` asks for to `session`; an error is a usage error.
+    fn attach(session: &mut Session<Self>, choice: DeviceChoice) -> Result<(), String>;
+}
+
+impl Attach for f64 {
+    fn attach(_: &mut Session<f64>, choice: DeviceChoice) -> Result<(), String> {
+        match choice {
+            DeviceChoice::Gpu => Err(
+                "the GPU region path computes in f32: add `--precision f32` \
+                 to run on the GPU (or use `--device auto`, which runs f64 on the CPU)"
+                    .into(),
+            ),
+            DeviceChoice::Cpu | DeviceChoice::Auto => Ok(()),
+        }
+    }
+}
+
+impl Attach for f32 {
+    fn attach(session: &mut Session<f32>, choice: DeviceChoice) -> Result<(), String> {
+        match choice {
+            DeviceChoice::Cpu => session.set_device(None),
+            DeviceChoice::Gpu => {
+                let ctx = GpuContext::shared().map_err(|e| format!("--device gpu: {e}"))?;
+                session.set_device(Some(Box::new(GpuRegions::new(ctx, RegionPolicy::Always))));
+            }
+            DeviceChoice::Auto => session.set_device(Some(Box::new(AutoDevice::default()))),
+        }
+        Ok(())
+    }
+}
+
+/// `auto`: the GPU region device, made on first need.
+#[derive(Debug, Default)]
+pub struct AutoDevice {
+    inner: Option<GpuRegions>,
+    tried: bool,
+}
+
+impl AutoDevice {
+    fn get(&mut self) -> Option<&mut GpuRegions> {
+        if !self.tried {
+            self.tried = true;
+            match GpuContext::shared() {
+                Ok(ctx) => self.inner = Some(GpuRegions::new(ctx, RegionPolicy::Auto)),
+                Err(e) => log::warn!("ndvm: no GPU for --device auto ({e}); running on the CPU"),
+            }
+        }
+        self.inner.as_mut()
+    }
+}
+
+impl RegionDevice<f32> for AutoDevice {
+    fn describe(&self) -> String {
+        match &self.inner {
+            Some(d) => format!("auto: {}", d.describe()),
+            None => "auto: CPU".into(),
+        }
+    }
+
+    fn defer_at(&mut self, lanes: usize) -> bool {
+        lanes >= AUTO_MIN_LANES && self.get().is_some_and(|d| d.defer_at(lanes))
+    }
+
+    fn wants(&mut self, stats: &RegionStats) -> bool {
+        self.inner.as_mut().is_some_and(|d| d.wants(stats))
+    }
+
+    fn fall_back(&mut self, error: &str) -> bool {
+        log::warn!("ndvm: the GPU failed ({error}); --device auto goes on on the CPU");
+        self.inner = None;
+        true
+    }
+
+    fn forward(
+        &mut self,
+        region: &Region,
+        masks: &MaskBits,
+        data: &mut [f32],
+        clean_below: usize,
+    ) -> DeviceResult<()> {
+        match self.inner.as_mut() {
+            Some(d) => d.forward(region, masks, data, clean_below),
+            None => Err("no GPU".into()),
+        }
+    }
+
+    fn reverse(
+        &mut self,
+        region: &Region,
+        masks: &MaskBits,
+        data: &[f32],
+        clean_below: usize,
+        adj_len: usize,
+        seed: (usize, &[f32]),
+        read: usize,
+    ) -> DeviceResult<Vec<f32>> {
+        match self.inner.as_mut() {
+            Some(d) => d.reverse(region, masks, data, clean_below, adj_len, seed, read),
+            None => Err("no GPU".into()),
+        }
+    }
+}

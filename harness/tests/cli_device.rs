@@ -1,0 +1,131 @@
+//! `--device cpu|gpu|auto` end to end: the GPU region path gives the CPU's results, `gpu`
+//! without a usable adapter or in f64 is a usage error, and `auto` falls back to the CPU.
+
+use runtime_gpu::testing::gpu_or_skip;
+use serde_json::Value;
+use std::process::{Command, Output};
+
+const EXAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples");
+
+fn ndvm(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let cache = std::env::temp_dir().join(format!("ndvm-cli-device-{}", std::process::id()));
+    let mut c = Command::new(env!("CARGO_BIN_EXE_ndvm"));
+    c.args(args).env("NDVM_CACHE_DIR", &cache);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.output().expect("the ndvm binary runs")
+}
+
+/// A lanes CSV of `n` (q, r) pairs.
+fn lanes_csv(n: usize) -> std::path::PathBuf {
+    let path = std::env::temp_dir().join(format!("ndvm-cli-device-{}-{n}.csv", std::process::id()));
+    let mut text = String::from("q,r\n");
+    for i in 0..n {
+        let t = i as f64 / n as f64;
+        text.push_str(&format!("{},{}\n", 0.01 + 0.09 * t, 0.2 - 0.15 * t));
+    }
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn kalman(device: &str, precision: &str, lanes: &str, env: &[(&str, &str)]) -> Output {
+    let prog = format!("{EXAMPLES}/kalman2d_T80.scm");
+    let obs = format!("obs=@{EXAMPLES}/kalman2d_obs.csv");
+    ndvm(
+        &[
+            "run",
+            &prog,
+            "--bind",
+            &obs,
+            "--lanes",
+            lanes,
+            "--grad",
+            "q,r",
+            "--precision",
+            precision,
+            "--device",
+            device,
+            "--format",
+            "json",
+        ],
+        env,
+    )
+}
+
+fn numbers(v: &Value) -> Vec<f64> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap())
+        .collect()
+}
+
+#[test]
+fn the_gpu_region_path_gives_the_cpu_results() {
+    if gpu_or_skip("the_gpu_region_path_gives_the_cpu_results").is_none() {
+        return;
+    }
+    let csv = lanes_csv(64);
+    let csv = csv.to_str().unwrap();
+    let run = |d: &str| -> Value {
+        let out = kalman(d, "f32", csv, &[]);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let (cpu, gpu) = (run("cpu"), run("gpu"));
+    for key in ["value"] {
+        for (a, b) in numbers(&gpu[key]).iter().zip(numbers(&cpu[key])) {
+            assert!((a - b).abs() <= 2e-3 * (1.0 + b.abs()), "{key}: {a} vs {b}");
+        }
+    }
+    for g in ["q", "r"] {
+        let (a, b) = (numbers(&gpu["grad"][g]), numbers(&cpu["grad"][g]));
+        assert_eq!(a.len(), 64);
+        for (x, y) in a.iter().zip(&b) {
+            assert!(
+                (x - y).abs() <= 2e-3 * (1.0 + y.abs()),
+                "d/d{g}: {x} vs {y}"
+            );
+        }
+    }
+}
+
+#[test]
+fn gpu_in_f64_is_a_usage_error() {
+    let csv = lanes_csv(4);
+    let out = kalman("gpu", "f64", csv.to_str().unwrap(), &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--precision f32"));
+}
+
+#[test]
+fn without_an_adapter_gpu_fails_and_auto_runs_on_the_cpu() {
+    let csv = lanes_csv(600);
+    let csv = csv.to_str().unwrap();
+    let none = [("NDVM_ADAPTER", "no-such-adapter-anywhere")];
+    let out = kalman("gpu", "f32", csv, &none);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--device gpu") && err.contains("no-such-adapter-anywhere"),
+        "{err}"
+    );
+    let auto = kalman("auto", "f32", csv, &none);
+    assert_eq!(
+        auto.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&auto.stderr)
+    );
+    let cpu = kalman("cpu", "f32", csv, &[]);
+    assert_eq!(
+        auto.stdout, cpu.stdout,
+        "auto on the CPU gives the CPU's bytes"
+    );
+}
