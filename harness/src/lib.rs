@@ -6,6 +6,7 @@
 //! | `ceiling` | the 80-step Kalman likelihood and its gradient written by hand (the compiled ceiling) |
 //! | `data` | the reference data in `data/`, embedded |
 //! | `examples` | the example programs in `examples/`, embedded |
+//! | `handwritten` | the suite's small programs written by hand (the compiled baseline) |
 //! | `cli` | the `ndvm` subcommands |
 //! | `bench` | `ndvm bench` experiments |
 //! | `calibrate` | fitting parameters to data: Adam, L-BFGS, restarts as lane groups |
@@ -20,5 +21,6 @@ pub mod cli;
 pub mod cosearch;
 pub mod data;
 pub mod examples;
+pub mod handwritten;
 pub mod rng;
 pub use runtime_cpu::schedule;

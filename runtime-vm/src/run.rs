@@ -96,73 +96,125 @@ pub struct Vm<R: Real> {
     adj: Adjoints<R>,
     scratch: Scratch<R>,
     buf: Vec<f64>,
+    wrt: Vec<usize>,
+    outcome: Outcome,
 }
 
-impl<R: Real> Vm<R> {
-    /// A new VM.
-    pub fn new() -> Self {
-        Vm {
-            state: State::default(),
-            adj: Adjoints::default(),
-            scratch: Scratch::default(),
-            buf: Vec::new(),
-        }
-    }
-
-    /// Runs `prog` on `bindings`: every lane's result, and gradients when asked.
-    pub fn run(&mut self, prog: &Program, bindings: &Bindings, opts: &Options) -> Result<Outcome> {
-        let wrt = wanted(prog, &opts.grad)?;
-        let mut binds = Vec::with_capacity(prog.inputs.len());
-        for (k, name) in prog.inputs.iter().enumerate() {
-            let Some(b) = bindings.get(name) else {
-                return Err(Error::Unbound {
-                    name: name.clone(),
-                    pos: prog.input_pos[k],
-                });
-            };
-            binds.push(b);
-        }
-        let lanes = bindings.lane_count();
-        let mut grads: Vec<Gradient> = wrt
-            .iter()
-            .map(|&k| {
-                let (shape, uniform) = match binds[k] {
-                    Binding::Uniform(t) => (t.shape, true),
-                    Binding::Lanes { shape, .. } => (*shape, false),
-                };
-                Gradient {
-                    name: prog.inputs[k].clone(),
-                    shape,
-                    uniform,
-                    per_lane: vec![0.0; lanes * shape.len()],
-                    sum: vec![0.0; shape.len()],
-                }
-            })
-            .collect();
-        let block = match opts.lane_block {
-            0 => lanes,
-            b => b,
-        };
-        let mut out = Outcome {
-            lanes,
+impl Default for Outcome {
+    fn default() -> Self {
+        Outcome {
+            lanes: 0,
             shape: Shape::Scalar,
             values: Vec::new(),
             grads: Vec::new(),
             steps: 0,
             walks: 0,
+        }
+    }
+}
+
+impl<R: Real> Vm<R> {
+    /// A new VM.
+    pub fn new() -> Self {
+        Vm::default()
+    }
+
+    /// Runs `prog` on `bindings`: every lane's result, and gradients when asked.
+    pub fn run(&mut self, prog: &Program, bindings: &Bindings, opts: &Options) -> Result<Outcome> {
+        let mut out = Outcome::default();
+        self.run_into(prog, bindings, opts, &mut out)?;
+        Ok(out)
+    }
+
+    /// Like [`Vm::run`], but the outcome lives in the VM and is overwritten by the next call:
+    /// repeated evaluation allocates nothing once warm.
+    pub fn evaluate(
+        &mut self,
+        prog: &Program,
+        bindings: &Bindings,
+        opts: &Options,
+    ) -> Result<&Outcome> {
+        let mut out = std::mem::take(&mut self.outcome);
+        let r = self.run_into(prog, bindings, opts, &mut out);
+        self.outcome = out;
+        r.map(|()| &self.outcome)
+    }
+
+    /// Runs into `out`, reusing its buffers.
+    pub fn run_into(
+        &mut self,
+        prog: &Program,
+        bindings: &Bindings,
+        opts: &Options,
+        out: &mut Outcome,
+    ) -> Result<()> {
+        let mut wrt = std::mem::take(&mut self.wrt);
+        let r = self.run_with(prog, bindings, opts, out, &mut wrt);
+        self.wrt = wrt;
+        r
+    }
+
+    fn run_with(
+        &mut self,
+        prog: &Program,
+        bindings: &Bindings,
+        opts: &Options,
+        out: &mut Outcome,
+        wrt: &mut Vec<usize>,
+    ) -> Result<()> {
+        wanted(prog, &opts.grad, wrt)?;
+        for (k, name) in prog.inputs.iter().enumerate() {
+            if bindings.get(name).is_none() {
+                return Err(Error::Unbound {
+                    name: name.clone(),
+                    pos: prog.input_pos[k],
+                });
+            }
+        }
+        let lanes = bindings.lane_count();
+        out.grads.truncate(wrt.len());
+        for (j, &k) in wrt.iter().enumerate() {
+            let (shape, uniform) = match bindings.get(&prog.inputs[k]).expect("checked above") {
+                Binding::Uniform(t) => (t.shape, true),
+                Binding::Lanes { shape, .. } => (*shape, false),
+            };
+            if j == out.grads.len() {
+                out.grads.push(Gradient {
+                    name: String::new(),
+                    shape,
+                    uniform,
+                    per_lane: Vec::new(),
+                    sum: Vec::new(),
+                });
+            }
+            let g = &mut out.grads[j];
+            if g.name != prog.inputs[k] {
+                g.name.clear();
+                g.name.push_str(&prog.inputs[k]);
+            }
+            (g.shape, g.uniform) = (shape, uniform);
+            g.per_lane.clear();
+            g.per_lane.resize(lanes * shape.len(), 0.0);
+            g.sum.clear();
+            g.sum.resize(shape.len(), 0.0);
+        }
+        let block = match opts.lane_block {
+            0 => lanes,
+            b => b,
         };
+        (out.lanes, out.shape, out.steps, out.walks) = (lanes, Shape::Scalar, 0, 0);
         for first in (0..lanes).step_by(block) {
             let group = first..(first + block).min(lanes);
-            let (result, steps) = self.walk(prog, &binds, &wrt, group.clone(), opts);
+            let (result, steps) = self.walk(prog, bindings, wrt, group.clone(), opts);
             out.steps += steps;
             out.walks += 1;
             let result = result?;
-            self.read_values(prog, result, group.clone(), &mut out)?;
-            if !grads.is_empty() {
-                self.read_grads(result, &wrt, group, &mut grads)?;
+            self.read_values(prog, result, group.clone(), out)?;
+            if !wrt.is_empty() {
+                self.read_grads(result, wrt, group, &mut out.grads)?;
             }
         }
-        for g in &mut grads {
+        for g in &mut out.grads {
             let n = g.shape.len();
             for l in 0..lanes {
                 for e in 0..n {
@@ -170,15 +222,14 @@ impl<R: Real> Vm<R> {
                 }
             }
         }
-        out.grads = grads;
-        Ok(out)
+        Ok(())
     }
 
     /// One walk over the lanes `group`; the result's slot, and the instructions executed.
     fn walk(
         &mut self,
         prog: &Program,
-        binds: &[&Binding],
+        bindings: &Bindings,
         wrt: &[usize],
         group: std::ops::Range<usize>,
         opts: &Options,
@@ -205,7 +256,7 @@ impl<R: Real> Vm<R> {
             bytes: 0,
             pc: 0,
         };
-        let r = bind(&mut m, prog, binds, wrt, group).and_then(|()| m.run());
+        let r = bind(&mut m, prog, bindings, wrt, group).and_then(|()| m.run());
         (r, m.steps)
     }
 
@@ -220,6 +271,7 @@ impl<R: Real> Vm<R> {
         let info = pay.info(result);
         if group.start == 0 {
             out.shape = info.shape;
+            out.values.clear();
             out.values.resize(out.lanes * info.n(), 0.0);
         } else if out.shape != info.shape {
             let last = prog.ops.len() - 1;
@@ -289,13 +341,16 @@ impl<R: Real> Vm<R> {
     }
 }
 
-/// The indices of the inputs to differentiate, each once.
-fn wanted(prog: &Program, grad: &Grad) -> Result<Vec<usize>> {
+/// The indices of the inputs to differentiate, each once, into `out`.
+fn wanted(prog: &Program, grad: &Grad, out: &mut Vec<usize>) -> Result<()> {
+    out.clear();
     match grad {
-        Grad::None => Ok(Vec::new()),
-        Grad::All => Ok((0..prog.inputs.len()).collect()),
+        Grad::None => Ok(()),
+        Grad::All => {
+            out.extend(0..prog.inputs.len());
+            Ok(())
+        }
         Grad::Some(names) => {
-            let mut out = Vec::with_capacity(names.len());
             for n in names {
                 let Some(k) = prog.inputs.iter().position(|i| i == n) else {
                     let known = if prog.inputs.is_empty() {
@@ -314,7 +369,7 @@ fn wanted(prog: &Program, grad: &Grad) -> Result<Vec<usize>> {
                     out.push(k);
                 }
             }
-            Ok(out)
+            Ok(())
         }
     }
 }
@@ -323,7 +378,7 @@ fn wanted(prog: &Program, grad: &Grad) -> Result<Vec<usize>> {
 fn bind<R: Real>(
     m: &mut Machine<'_, R>,
     prog: &Program,
-    binds: &[&Binding],
+    bindings: &Bindings,
     wrt: &[usize],
     group: std::ops::Range<usize>,
 ) -> Result<()> {
@@ -335,9 +390,9 @@ fn bind<R: Real>(
         m.s.consts.push(s);
     }
     let l = group.len();
-    for (k, b) in binds.iter().enumerate() {
+    for (k, name) in prog.inputs.iter().enumerate() {
         let active = wrt.contains(&k);
-        let s = match b {
+        let s = match bindings.get(name).expect("checked before the walk") {
             Binding::Uniform(t) => {
                 let (s, _) = m.alloc(t.shape, false, active)?;
                 for (d, &x) in m.s.pay.get_mut(s).iter_mut().zip(&t.data) {

@@ -260,9 +260,20 @@ fn a_session_is_reusable_after_errors() {
         grad: Grad::All,
         ..Default::default()
     };
+    let fresh = vm.run(&good, &b, &opts).unwrap();
     for _ in 0..3 {
         assert!(vm.run(&bad, &b, &opts).is_err());
+        assert!(vm.evaluate(&bad, &b, &opts).is_err());
         let out = vm.run(&good, &b, &opts).unwrap();
         assert_eq!(out.grad("x").unwrap().per_lane, [1.0, 1f64.exp()]);
+        assert_eq!(vm.evaluate(&good, &b, &opts).unwrap(), &fresh);
+        // A run with fewer lanes and no gradients reuses the same outcome's buffers.
+        let one = vm
+            .evaluate(&good, &lanes("x", &[2.0]), &Options::default())
+            .unwrap();
+        assert_eq!(
+            (one.values.as_slice(), one.grads.len()),
+            ([2f64.exp()].as_slice(), 0)
+        );
     }
 }
