@@ -23,3 +23,24 @@ pub fn kalman_obs() -> Vec<[f64; 2]> {
         })
         .collect()
 }
+
+/// The suite programs written for the bytecode VM (`examples/vm/`), by suite name. The Kalman
+/// program is not among them: the VM has no matrices.
+pub const VM_SUITE_PROGRAMS: &[(&str, &str)] = &[
+    (
+        "scalar_mul_add",
+        include_str!("../../examples/vm/scalar_mul_add.asm"),
+    ),
+    (
+        "michaelis_menten",
+        include_str!("../../examples/vm/michaelis_menten.asm"),
+    ),
+    (
+        "damped_oscillator",
+        include_str!("../../examples/vm/damped_oscillator.asm"),
+    ),
+    (
+        "logistic_map_loop",
+        include_str!("../../examples/vm/logistic_map_loop.asm"),
+    ),
+];

@@ -7,6 +7,7 @@
 //! | `data` | the reference data in `data/`, embedded |
 //! | `device` | `--device cpu|gpu|auto`: the GPU region device for a session |
 //! | `examples` | the example programs in `examples/`, embedded |
+//! | `handwritten` | the suite's small programs written by hand (the compiled baseline) |
 //! | `cli` | the `ndvm` subcommands |
 //! | `bench` | `ndvm bench` experiments |
 //! | `calibrate` | fitting parameters to data: Adam, L-BFGS, restarts as lane groups |
@@ -22,5 +23,6 @@ pub mod cosearch;
 pub mod data;
 pub mod device;
 pub mod examples;
+pub mod handwritten;
 pub mod rng;
 pub use runtime_cpu::schedule;

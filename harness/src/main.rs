@@ -19,6 +19,8 @@ struct Cli {
 enum Command {
     /// Evaluate a program, optionally with gradients, on one or many lanes.
     Run(cli::run::RunArgs),
+    /// Assemble and run a program of the stack bytecode VM, a second front end on the runtime.
+    Vm(cli::vm::VmArgs),
     /// Run a benchmark experiment and print ratios measured in one run.
     Bench(cli::bench_cmd::BenchArgs),
     /// Randomized differential testing against the independent oracle.
@@ -37,6 +39,7 @@ fn main() -> ExitCode {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
     match Cli::parse().command {
         Command::Run(args) => cli::run::main(args),
+        Command::Vm(args) => cli::vm::main(args),
         Command::Bench(args) => cli::bench_cmd::main(args),
         Command::Fuzz(args) => cli::fuzz::main(args),
         Command::Calibrate(args) => cli::calibrate::main(args),

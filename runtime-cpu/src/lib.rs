@@ -41,9 +41,13 @@
 //! | `program.rs`, `bindings.rs`, `session.rs` | the public API |
 //! | `print.rs` | per-lane results in Scheme syntax |
 //! | `schedule.rs` | the multicore scheduler: independent jobs across worker threads, in index order |
+//!
+//! The payload arena, lane masks, kernels and tape with its reverse pass (`payload`, `mask`,
+//! `kernels`, `tape`, `backward`) are public: they are the interface a second front end (the
+//! bytecode VM of `runtime-vm`) builds on, with none of the reader or evaluator.
 #![forbid(unsafe_code)]
 
-mod backward;
+pub mod backward;
 mod bindings;
 pub mod builtin;
 pub mod code;
@@ -52,14 +56,14 @@ mod error;
 mod eval;
 mod heap;
 pub mod kernels;
-mod mask;
-mod payload;
+pub mod mask;
+pub mod payload;
 mod print;
 mod program;
 pub mod schedule;
 mod session;
 pub mod syntax;
-mod tape;
+pub mod tape;
 mod value;
 
 pub use bindings::{Binding, Bindings, Tensor};

@@ -92,9 +92,13 @@ pub struct Payloads<R> {
 impl<R: Real> Payloads<R> {
     /// Clears the table for a run of `lanes` lanes, keeping its memory. `limit` bounds the
     /// numbers stored.
-    /// With `keep_lanes`, a per-lane slot stays per lane even on one lane (so that a region
-    /// device sees the same work at every width).
-    pub fn reset(&mut self, lanes: usize, limit: usize, keep_lanes: bool) {
+    pub fn reset(&mut self, lanes: usize, limit: usize) {
+        self.reset_keeping(lanes, limit, false);
+    }
+
+    /// [`Payloads::reset`]; with `keep_lanes`, a per-lane slot stays per lane even on one lane
+    /// (so that a region device sees the same work at every width).
+    pub fn reset_keeping(&mut self, lanes: usize, limit: usize, keep_lanes: bool) {
         self.keep_lanes = keep_lanes;
         self.lanes = lanes.max(1);
         self.top = 0;

@@ -381,7 +381,7 @@ impl<R: Real> Session<R> {
         st.region.clear();
         st.synced = 0;
         st.pay
-            .reset(l, limits.max_memory / std::mem::size_of::<R>(), st.defer);
+            .reset_keeping(l, limits.max_memory / std::mem::size_of::<R>(), st.defer);
         st.masks.reset(l);
         st.heap.reset();
         st.tape.reset();

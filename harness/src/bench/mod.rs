@@ -1,5 +1,7 @@
 //! `ndvm bench` experiments: each prints ratios measured in one run against a baseline.
 
+pub mod decompose;
+pub mod decompose_report;
 pub mod gpu_ceiling;
 pub mod kalman;
 pub mod timing;

@@ -19,6 +19,9 @@ pub enum Experiment {
     /// The 80-step Kalman likelihood with gradient against the hand-written ceiling, and the
     /// small suite programs at one lane.
     Kalman(KalmanArgs),
+    /// Where the speed comes from: the suite's five cost-model programs on the boxed oracle,
+    /// runtime-cpu, the bytecode VM and hand-written code, with caches and pools on and off.
+    Decompose(DecomposeArgs),
     /// The numeric ceiling: a population of D-dimensional Kalman likelihoods on the GPU
     /// (one workgroup per candidate) against the kernel's CPU twin on all cores.
     GpuCeiling(GpuCeilingArgs),
@@ -52,7 +55,65 @@ pub fn main(args: BenchArgs) -> ExitCode {
     match args.experiment {
         Experiment::Kalman(a) => kalman_cmd(a),
         Experiment::GpuCeiling(a) => gpu_ceiling_cmd(a),
+        Experiment::Decompose(a) => decompose_cmd(a),
     }
+}
+
+/// Arguments of `ndvm bench decompose`.
+#[derive(Args, Debug)]
+pub struct DecomposeArgs {
+    /// Lane counts for value and gradient, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "1,8,64,256,1024")]
+    pub lanes: Vec<usize>,
+    /// Decode cache and pooling: `both` (measure with and without, and the ratio), `on`, or
+    /// `off` (read and decode the program and make a fresh session for every call).
+    #[arg(long, value_enum, default_value = "both")]
+    pub caches: crate::bench::decompose::Caches,
+    /// Minimum milliseconds per timing sample.
+    #[arg(long, default_value_t = 50)]
+    pub sample_ms: u64,
+    /// Samples per figure (the median is reported).
+    #[arg(long, default_value_t = 5)]
+    pub samples: usize,
+    /// Where to write the plot (SVG) of per-lane time against lanes.
+    #[arg(long, default_value = "decompose.svg")]
+    pub plot: std::path::PathBuf,
+    /// `text` or `json`.
+    #[arg(long, default_value = "text")]
+    pub format: String,
+}
+
+fn decompose_cmd(a: DecomposeArgs) -> ExitCode {
+    use crate::bench::{decompose, decompose_report};
+    if a.format != "text" && a.format != "json" {
+        eprintln!("error: unknown format `{}` (use text or json)", a.format);
+        return ExitCode::from(2);
+    }
+    if a.lanes.is_empty() || a.lanes.contains(&0) {
+        eprintln!("error: --lanes needs lane counts of at least 1");
+        return ExitCode::from(2);
+    }
+    let cfg = decompose::Config {
+        lanes: a.lanes,
+        min_sample: Duration::from_millis(a.sample_ms),
+        samples: a.samples,
+        caches: a.caches,
+    };
+    let report = decompose::run(&cfg);
+    if let Err(e) = std::fs::write(&a.plot, decompose_report::svg(&report)) {
+        eprintln!("error: cannot write {}: {e}", a.plot.display());
+        return ExitCode::from(2);
+    }
+    if a.format == "json" {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&report).expect("serialisable")
+        );
+    } else {
+        print!("{}", decompose_report::text(&report));
+        println!("Plot: {}", a.plot.display());
+    }
+    ExitCode::SUCCESS
 }
 
 /// Arguments of `ndvm bench gpu-ceiling`.

@@ -1,5 +1,6 @@
-//! The inputs of `ndvm run`: `--bind NAME=NUMBER`, `--bind NAME=@FILE.csv` (a matrix) and
-//! `--lanes FILE.csv` (one column per input, one row per lane), read into [`Bindings`].
+//! The inputs of `ndvm run` and `ndvm vm`: `--bind NAME=NUMBER`, `--bind NAME=[1,2,3]` (a
+//! vector), `--bind NAME=@FILE.csv` (a matrix) and `--lanes FILE.csv` (one column per input,
+//! one row per lane), read into [`Bindings`].
 //!
 //! Every error here is a usage or IO error, returned as its message.
 
@@ -21,14 +22,17 @@ pub struct BindArg {
 pub enum BindValue {
     /// A number, the same on every lane.
     Number(f64),
+    /// A vector, the same on every lane.
+    Vector(Vec<f64>),
     /// A CSV file holding a matrix, the same on every lane.
     Matrix(PathBuf),
 }
 
-/// Parses `NAME=NUMBER` or `NAME=@FILE.csv` (used as clap's value parser for `--bind`).
+/// Parses `NAME=NUMBER`, `NAME=[1,2,3]` or `NAME=@FILE.csv` (used as clap's value parser for
+/// `--bind`).
 pub fn parse_bind(arg: &str) -> Result<BindArg, String> {
     let Some((name, value)) = arg.split_once('=') else {
-        return Err("expected NAME=NUMBER or NAME=@FILE.csv".into());
+        return Err("expected NAME=NUMBER, NAME=[1,2,3] or NAME=@FILE.csv".into());
     };
     let name = name.trim();
     check_name(name)?;
@@ -38,12 +42,14 @@ pub fn parse_bind(arg: &str) -> Result<BindArg, String> {
             return Err(format!("`{name}=@` needs a file name after `@`"));
         }
         BindValue::Matrix(PathBuf::from(path))
+    } else if let Some(items) = value.strip_prefix('[') {
+        BindValue::Vector(parse_vector(name, items)?)
     } else {
         match parse_number(value) {
             Some(x) => BindValue::Number(x),
             None if value.contains(',') || value.contains(' ') => {
                 return Err(format!(
-                    "`{value}` is not a number; bind a vector or matrix from a CSV file with {name}=@FILE.csv"
+                    "`{value}` is not a number; bind a vector as {name}=[1,2,3], or a matrix from a CSV file with {name}=@FILE.csv"
                 ))
             }
             None => return Err(format!("`{value}` is not a number")),
@@ -53,6 +59,26 @@ pub fn parse_bind(arg: &str) -> Result<BindArg, String> {
         name: name.to_string(),
         value,
     })
+}
+
+/// The numbers of `[1,2,3]` or `[1 2 3]` after the `[`.
+fn parse_vector(name: &str, items: &str) -> Result<Vec<f64>, String> {
+    let Some(items) = items.strip_suffix(']') else {
+        return Err(format!("`{name}=[...`: the vector has no closing `]`"));
+    };
+    let mut out = Vec::new();
+    for word in items.split(|c: char| c == ',' || c.is_whitespace()) {
+        if word.is_empty() {
+            continue;
+        }
+        let x = parse_number(word)
+            .ok_or_else(|| format!("`{word}` in the vector bound to `{name}` is not a number"))?;
+        out.push(x);
+    }
+    if out.is_empty() {
+        return Err(format!("`{name}=[]`: an empty vector holds no numbers"));
+    }
+    Ok(out)
 }
 
 fn check_name(name: &str) -> Result<(), String> {
@@ -92,6 +118,7 @@ pub fn read_bindings(binds: &[BindArg], lanes: Option<&Path>) -> Result<Bindings
         }
         bindings = match &b.value {
             BindValue::Number(x) => bindings.scalar(&b.name, *x),
+            BindValue::Vector(xs) => bindings.uniform(&b.name, Tensor::vector(xs.clone())),
             BindValue::Matrix(path) => bindings.uniform(&b.name, read_matrix(path)?),
         };
     }
@@ -252,6 +279,11 @@ mod tests {
             assert!(parse_bind(bad).is_err(), "{bad}");
         }
         assert!(parse_bind("x=1,2").unwrap_err().contains("@FILE.csv"));
+        let b = parse_bind("v=[1, -2.5 3e1]").unwrap();
+        assert_eq!(b.value, BindValue::Vector(vec![1.0, -2.5, 30.0]));
+        for bad in ["v=[1,2", "v=[]", "v=[1,x]"] {
+            assert!(parse_bind(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -10,3 +10,4 @@ pub mod output;
 pub mod report;
 pub mod run;
 pub mod table;
+pub mod vm;

@@ -44,8 +44,9 @@ pub struct RunArgs {
     #[arg(value_name = "PROGRAM.scm")]
     pub program: PathBuf,
 
-    /// Binds an input on every lane: NAME=NUMBER, or NAME=@FILE.csv for a matrix read from a
-    /// CSV file of numbers (no header needed; one row or one column still makes a matrix).
+    /// Binds an input on every lane: NAME=NUMBER, NAME=[1,2,3] for a vector, or NAME=@FILE.csv
+    /// for a matrix read from a CSV file of numbers (no header needed; one row or one column
+    /// still makes a matrix).
     #[arg(long = "bind", value_name = "NAME=VALUE", value_parser = parse_bind)]
     pub binds: Vec<BindArg>,
 
@@ -102,7 +103,7 @@ pub struct RunArgs {
 }
 
 /// A usage or IO error: exit code 2.
-struct Usage(String);
+pub(super) struct Usage(pub(super) String);
 
 impl<T: Into<String>> From<T> for Usage {
     fn from(message: T) -> Usage {
@@ -199,7 +200,7 @@ fn execute<R: Attach>(
     Ok(session.run(program, bindings, options))
 }
 
-fn read_source(path: &Path) -> Result<String, Usage> {
+pub(super) fn read_source(path: &Path) -> Result<String, Usage> {
     let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     String::from_utf8(bytes).map_err(|e| {
         Usage(format!(
@@ -211,7 +212,7 @@ fn read_source(path: &Path) -> Result<String, Usage> {
 }
 
 /// `--grad` absent: none; `--grad` alone: every input; `--grad a,b`: those, each once.
-fn grad_spec(grad: Option<&[String]>) -> Result<GradSpec, Usage> {
+pub(super) fn grad_spec(grad: Option<&[String]>) -> Result<GradSpec, Usage> {
     let Some(names) = grad else {
         return Ok(GradSpec::None);
     };
@@ -255,7 +256,7 @@ fn warn_unused(program: &Program, bindings: &Bindings) {
     }
 }
 
-fn write_output(out: Option<&Path>, rendered: &str) -> Result<(), Usage> {
+pub(super) fn write_output(out: Option<&Path>, rendered: &str) -> Result<(), Usage> {
     let written = match out {
         Some(path) => std::fs::write(path, rendered)
             .map_err(|e| format!("cannot write {}: {e}", path.display())),
