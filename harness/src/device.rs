@@ -2,36 +2,26 @@
 //!
 //! The GPU region interpreter computes in `f32`, so only `f32` sessions get one: `gpu` with
 //! `f64` is a usage error, and `auto` with `f64` runs on the CPU. `auto` touches no GPU until a
-//! walk has at least [`AUTO_MIN_LANES`] lanes (below that no region can pay a dispatch on the
-//! GPUs measured, and creating a context costs more than most small runs); then it makes the
-//! shared context, measures the cost model's terms once, and lets the cost model decide each
-//! region. With no usable adapter, `auto` stays on the CPU (the reason is logged) and `gpu` is
-//! an error.
+//! walk has at least [`AUTO_MIN_LANES`] lanes (creating a context costs more than most small
+//! runs); then it makes the shared context, takes the cost model's terms (measured once and
+//! cached), collects regions when a number of work can cost less on the device at this width,
+//! and lets the cost model decide each region from its size. With no usable adapter, `auto`
+//! stays on the CPU (the reason is logged) and `gpu` is an error.
 
 use runtime_cpu::Session;
 use runtime_gpu::{DeviceChoice, GpuContext, GpuRegions, RegionPolicy};
 use shared_ir::region::{DeviceResult, MaskBits, Region, RegionDevice, RegionStats};
 use shared_ir::Real;
 
-/// Lanes below which `auto` never starts a GPU.
-pub const AUTO_MIN_LANES: usize = 512;
+/// Lanes below which `auto` never starts a GPU (one CPU lane block).
+pub const AUTO_MIN_LANES: usize = runtime_cpu::DEFAULT_LANE_BLOCK;
 
-/// The lanes per walk for `choice`: blocks of [`runtime_cpu::DEFAULT_LANE_BLOCK`] on the CPU
-/// (they keep a walk's working set in cache), one walk on the GPU (a region is run once for
-/// all its lanes), and for `auto` one walk exactly when the cost model expects the GPU to pay
-/// at this width.
-pub fn lane_block(choice: DeviceChoice, lanes: usize, f32: bool) -> usize {
-    let gpu = match choice {
-        DeviceChoice::Cpu => false,
-        DeviceChoice::Gpu => f32,
-        DeviceChoice::Auto => {
-            f32 && lanes >= AUTO_MIN_LANES
-                && GpuContext::shared()
-                    .and_then(|c| c.region_costs())
-                    .is_ok_and(|c| c.pays_at(lanes, runtime_gpu::region::MIN_USEFUL_WORK))
-        }
-    };
-    if gpu {
+/// The lanes per walk for `choice`: one walk on the GPU (a region is run once for all its
+/// lanes); blocks of [`runtime_cpu::DEFAULT_LANE_BLOCK`] otherwise, which keep a walk's
+/// working set in the CPU's cache (under `auto`, a block's regions go to the GPU when they
+/// pay there).
+pub fn lane_block(choice: DeviceChoice, f32: bool) -> usize {
+    if choice == DeviceChoice::Gpu && f32 {
         0
     } else {
         runtime_cpu::DEFAULT_LANE_BLOCK

@@ -4,6 +4,9 @@
 /// The 80-step 2x2 Kalman negative log-likelihood (`examples/kalman2d_T80.scm`).
 pub const KALMAN_SRC: &str = include_str!("../../examples/kalman2d_T80.scm");
 
+/// The D-dimensional Kalman likelihood of the GPU ceiling experiment (`examples/kalman_nd.scm`).
+pub const KALMAN_ND: &str = include_str!("../../examples/kalman_nd.scm");
+
 /// Its observations (`examples/kalman2d_obs.csv`, 80 rows of 2, no header).
 pub const KALMAN_OBS_CSV: &str = include_str!("../../examples/kalman2d_obs.csv");
 

@@ -59,6 +59,8 @@ pub enum Builtin {
     Zeros,
     /// `ones n` or `ones r c`.
     Ones,
+    /// `iota n`: the vector 0, 1, ..., n-1.
+    Iota,
     /// `ref v i`, `ref M i` (a row), `ref M i j`.
     Ref,
     /// `dot`.
@@ -165,6 +167,7 @@ const TABLE: &[(&str, Builtin)] = &[
     ("eye", Builtin::Eye),
     ("zeros", Builtin::Zeros),
     ("ones", Builtin::Ones),
+    ("iota", Builtin::Iota),
     ("ref", Builtin::Ref),
     ("dot", Builtin::Dot),
     ("vsum", Builtin::Vsum),
@@ -221,8 +224,8 @@ impl Builtin {
                 Arity::Exactly(2)
             }
             Unary(_) | Not | Car | Cdr | IsNull | IsPair | IsNumber | IsBoolean | IsSymbol
-            | IsProcedure | Eye | Vsum | Vlen | Norm | Normalize | Transpose | Trace | Det
-            | Logdet | Inv => Arity::Exactly(1),
+            | IsProcedure | Eye | Iota | Vsum | Vlen | Norm | Normalize | Transpose | Trace
+            | Det | Logdet | Inv => Arity::Exactly(1),
             Zeros | Ones => Arity::Range(1, 2),
             Ref => Arity::Range(2, 3),
         }

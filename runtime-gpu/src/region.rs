@@ -38,8 +38,6 @@ pub const HARDWARE_VISIT_BUDGET: u64 = 1 << 24;
 /// The most work (numbers per lane) one op may have on the software driver, whose loop cap
 /// one invocation must stay under.
 pub const SOFTWARE_MAX_OP_WORK: u64 = 4_096;
-/// A region of at least this much work per lane is what `auto` must be able to pay for.
-pub const MIN_USEFUL_WORK: f64 = 256.0;
 
 /// The interpreter's `Params` block, field for field.
 #[repr(C)]
@@ -635,7 +633,7 @@ impl RegionDevice<f32> for GpuRegions {
         match self.policy {
             RegionPolicy::Always => true,
             RegionPolicy::Auto => match self.costs() {
-                Ok(c) => c.pays_at(lanes, MIN_USEFUL_WORK),
+                Ok(c) => c.can_pay_at(lanes),
                 Err(e) => {
                     log::warn!("ndvm GPU: no region costs ({e}); running regions on the CPU");
                     false

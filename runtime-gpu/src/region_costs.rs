@@ -40,23 +40,25 @@ fn cache_path(ctx: &GpuContext) -> Option<PathBuf> {
 fn to_text(c: &RegionCosts) -> String {
     format!(
         "dispatch_us {}\nupload_gib_per_s {}\ndownload_gib_per_s {}\ndevice_ns_per_work {}\n\
-         cpu_ns_per_work {}\ncpu_ns_per_op {}\n",
+         device_lanes {}\ncpu_ns_per_work {}\ncpu_ns_per_op {}\n",
         c.dispatch_us,
         c.upload_gib_per_s,
         c.download_gib_per_s,
         c.device_ns_per_work,
+        c.device_lanes,
         c.cpu_ns_per_work,
         c.cpu_ns_per_op
     )
 }
 
 fn from_text(text: &str) -> Option<RegionCosts> {
-    let mut v = [f64::NAN; 6];
+    let mut v = [f64::NAN; 7];
     let names = [
         "dispatch_us",
         "upload_gib_per_s",
         "download_gib_per_s",
         "device_ns_per_work",
+        "device_lanes",
         "cpu_ns_per_work",
         "cpu_ns_per_op",
     ];
@@ -70,8 +72,9 @@ fn from_text(text: &str) -> Option<RegionCosts> {
         upload_gib_per_s: v[1],
         download_gib_per_s: v[2],
         device_ns_per_work: v[3],
-        cpu_ns_per_work: v[4],
-        cpu_ns_per_op: v[5],
+        device_lanes: v[4],
+        cpu_ns_per_work: v[5],
+        cpu_ns_per_op: v[6],
     })
 }
 
@@ -154,6 +157,7 @@ fn synthetic(lanes: u32, ops: u32) -> (Region, Vec<f32>) {
 fn measure(ctx: &Arc<GpuContext>) -> Result<RegionCosts, GpuError> {
     let d = ctx.dispatch_costs()?;
     let mut device_ns = f64::NAN;
+    let mut device_lanes = f64::NAN;
     let mut cpu_ns = f64::NAN;
     for (lanes, ops) in SIZES {
         let (region, mut data) = synthetic(lanes, ops);
@@ -171,6 +175,7 @@ fn measure(ctx: &Arc<GpuContext>) -> Result<RegionCosts, GpuError> {
         }
         let work = f64::from(ops) * f64::from(lanes);
         device_ns = ((best * 1e6 - d.empty_dispatch_us).max(0.0) * 1e3 / work).max(1e-6);
+        device_lanes = f64::from(lanes);
         cpu_ns = cpu_time(lanes as usize, ops as usize) * 1e9 / work;
         if best * 1e6 > 10.0 * d.empty_dispatch_us {
             break;
@@ -181,6 +186,7 @@ fn measure(ctx: &Arc<GpuContext>) -> Result<RegionCosts, GpuError> {
         upload_gib_per_s: d.upload_gib_per_s,
         download_gib_per_s: d.download_gib_per_s,
         device_ns_per_work: device_ns,
+        device_lanes,
         cpu_ns_per_work: cpu_ns.max(1e-6),
         cpu_ns_per_op: 0.0,
     };
@@ -217,6 +223,7 @@ mod tests {
             upload_gib_per_s: 7.5,
             download_gib_per_s: 4.25,
             device_ns_per_work: 0.0125,
+            device_lanes: 4096.0,
             cpu_ns_per_work: 0.375,
             cpu_ns_per_op: 0.0,
         };

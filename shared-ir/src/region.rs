@@ -344,8 +344,11 @@ pub struct RegionCosts {
     pub upload_gib_per_s: f64,
     /// Device-to-host bandwidth, GiB/s.
     pub download_gib_per_s: f64,
-    /// Device time per number of region work, nanoseconds (measured at many lanes).
+    /// Device time per number of region work, nanoseconds, measured at `device_lanes` lanes.
     pub device_ns_per_work: f64,
+    /// The lanes of that measurement: with fewer lanes the device is taken to need as long
+    /// as with this many (it is not full below them).
+    pub device_lanes: f64,
     /// CPU time per number of region work, nanoseconds.
     pub cpu_ns_per_work: f64,
     /// CPU time per op record regardless of lanes (dispatch in the interpreter), nanoseconds.
@@ -360,7 +363,7 @@ impl RegionCosts {
         dispatches as f64 * self.dispatch_us * 1e-6
             + gib / self.upload_gib_per_s.max(1e-9)
             + gib / self.download_gib_per_s.max(1e-9)
-            + (work * lanes) as f64 * self.device_ns_per_work * 1e-9
+            + work as f64 * (lanes as f64).max(self.device_lanes) * self.device_ns_per_work * 1e-9
     }
 
     /// Estimated CPU seconds for the same region.
@@ -368,11 +371,11 @@ impl RegionCosts {
         ops as f64 * self.cpu_ns_per_op * 1e-9 + (work * lanes) as f64 * self.cpu_ns_per_work * 1e-9
     }
 
-    /// True when, at `lanes` lanes, a region of `min_work` numbers per lane is expected to pay
-    /// for a dispatch on the device (so collecting regions for it is worth while).
-    pub fn pays_at(&self, lanes: usize, min_work: f64) -> bool {
-        let gain = self.cpu_ns_per_work - self.device_ns_per_work;
-        gain > 0.0 && lanes as f64 * gain * min_work * 1e-3 > self.dispatch_us
+    /// True when some region at `lanes` lanes could run faster on the device: a number of
+    /// work costs less there, counting the lanes the device needs to be full.
+    pub fn can_pay_at(&self, lanes: usize) -> bool {
+        let lanes = lanes as f64;
+        self.device_ns_per_work * lanes.max(self.device_lanes) < self.cpu_ns_per_work * lanes
     }
 
     /// True when the device is expected to be faster.
@@ -432,6 +435,7 @@ mod tests {
             upload_gib_per_s: 8.0,
             download_gib_per_s: 4.0,
             device_ns_per_work: 0.01,
+            device_lanes: 4096.0,
             cpu_ns_per_work: 1.0,
             cpu_ns_per_op: 100.0,
         };
@@ -439,5 +443,7 @@ mod tests {
         assert!(!c.prefer_device(20, 40, 1, 1024, 1));
         // 65,536 lanes of a long region: the device wins.
         assert!(c.prefer_device(2000, 20_000, 65_536, 64 << 20, 2));
+        // Below the lanes that fill the device, a lane costs as much as a full device.
+        assert!(c.can_pay_at(4096) && c.can_pay_at(64) && !c.can_pay_at(32));
     }
 }

@@ -3,5 +3,6 @@
 pub mod decompose;
 pub mod decompose_report;
 pub mod gpu_ceiling;
+pub mod gpu_regions;
 pub mod kalman;
 pub mod timing;

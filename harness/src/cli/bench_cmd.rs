@@ -25,6 +25,80 @@ pub enum Experiment {
     /// The numeric ceiling: a population of D-dimensional Kalman likelihoods on the GPU
     /// (one workgroup per candidate) against the kernel's CPU twin on all cores.
     GpuCeiling(GpuCeilingArgs),
+    /// The region path: the interpreted D-dimensional Kalman likelihood with gradient, its
+    /// regions on the GPU against the CPU on all cores, over a grid of lanes B and dimensions D.
+    GpuRegions(GpuRegionsArgs),
+}
+
+/// Arguments of `ndvm bench gpu-regions`.
+#[derive(Args, Debug)]
+pub struct GpuRegionsArgs {
+    /// State dimensions D, comma-separated.
+    #[arg(long = "d", value_delimiter = ',', default_value = "2,4,8,16,32")]
+    pub dims: Vec<usize>,
+    /// Lane counts B, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "64,256,1024,4096")]
+    pub lanes: Vec<usize>,
+    /// CPU worker threads (default: every core).
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Minimum milliseconds per timing sample.
+    #[arg(long, default_value_t = 100)]
+    pub sample_ms: u64,
+    /// Samples per figure (the median is reported).
+    #[arg(long, default_value_t = 3)]
+    pub samples: usize,
+    /// Points whose walk would hold more numbers than this are skipped (GPU memory).
+    #[arg(long, default_value_t = 250_000_000)]
+    pub max_numbers: u64,
+    /// `text` or `json`.
+    #[arg(long, default_value = "text")]
+    pub format: String,
+}
+
+fn gpu_regions_cmd(a: GpuRegionsArgs) -> ExitCode {
+    use crate::bench::gpu_regions;
+    if a.format != "text" && a.format != "json" {
+        eprintln!("error: unknown format `{}` (use text or json)", a.format);
+        return ExitCode::from(2);
+    }
+    if a.dims.iter().any(|&d| d < 2) || a.lanes.contains(&0) {
+        eprintln!("error: --d needs dimensions of at least 2 and --lanes counts of at least 1");
+        return ExitCode::from(2);
+    }
+    let cfg = gpu_regions::Config {
+        dims: a.dims,
+        lanes: a.lanes,
+        threads: a.threads.unwrap_or_else(crate::schedule::cores),
+        min_sample: Duration::from_millis(a.sample_ms),
+        samples: a.samples,
+        max_numbers: a.max_numbers,
+    };
+    let text = a.format == "text";
+    if text {
+        gpu_regions::print_header(cfg.threads);
+    }
+    let report = gpu_regions::run(&cfg, |row| {
+        if text {
+            gpu_regions::print_row(row);
+        }
+    });
+    let report = match report {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    if text {
+        gpu_regions::print_contour(&report);
+    } else {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&report).expect("serialisable")
+        );
+    }
+    ExitCode::SUCCESS
 }
 
 /// Arguments of `ndvm bench kalman`.
@@ -55,6 +129,7 @@ pub fn main(args: BenchArgs) -> ExitCode {
     match args.experiment {
         Experiment::Kalman(a) => kalman_cmd(a),
         Experiment::GpuCeiling(a) => gpu_ceiling_cmd(a),
+        Experiment::GpuRegions(a) => gpu_regions_cmd(a),
         Experiment::Decompose(a) => decompose_cmd(a),
     }
 }

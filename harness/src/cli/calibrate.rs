@@ -262,11 +262,7 @@ fn run(args: &CalibrateArgs) -> Result<ExitCode, String> {
             ..Limits::default()
         },
         final_loss: true,
-        lane_block: device::lane_block(
-            args.device,
-            problem.rows() * starts.len(),
-            args.precision == Precision::F32,
-        ),
+        lane_block: device::lane_block(args.device, args.precision == Precision::F32),
     };
     let started = Instant::now();
     let report = match args.precision {

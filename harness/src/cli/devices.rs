@@ -4,7 +4,6 @@
 //! Exit status 0 also when there is no adapter (the output says so and why); 2 for a usage error.
 
 use clap::Args;
-use runtime_gpu::region::MIN_USEFUL_WORK;
 use runtime_gpu::{list_adapters, AdapterSummary, ContextOptions, DispatchCosts, GpuContext};
 use serde_json::{json, Value};
 use shared_ir::region::RegionCosts;
@@ -50,6 +49,7 @@ fn region_json(c: &RegionCosts) -> Value {
         "upload_gib_per_s": c.upload_gib_per_s,
         "download_gib_per_s": c.download_gib_per_s,
         "device_ns_per_work": c.device_ns_per_work,
+        "device_lanes": c.device_lanes,
         "cpu_ns_per_work": c.cpu_ns_per_work,
         "auto_collects_regions_from_lanes": auto_lanes(c),
     })
@@ -59,7 +59,7 @@ fn region_json(c: &RegionCosts) -> Value {
 fn auto_lanes(c: &RegionCosts) -> Option<usize> {
     (0..=22)
         .map(|k| 1usize << k)
-        .find(|&l| l >= crate::device::AUTO_MIN_LANES && c.pays_at(l, MIN_USEFUL_WORK))
+        .find(|&l| l >= crate::device::AUTO_MIN_LANES && c.can_pay_at(l))
 }
 
 fn costs_json(c: &DispatchCosts) -> Value {
@@ -171,9 +171,9 @@ pub fn main(args: DevicesArgs) -> ExitCode {
     match region {
         Some(Ok(c)) => {
             println!(
-                "Region cost model (cached; --measure to measure again): device {:.4} ns and \
-                 CPU {:.4} ns per number of region work",
-                c.device_ns_per_work, c.cpu_ns_per_work
+                "Region cost model (cached; --measure to measure again): device {:.4} ns per \
+                 number of region work at {} lanes, CPU {:.4} ns (one core)",
+                c.device_ns_per_work, c.device_lanes, c.cpu_ns_per_work
             );
             match auto_lanes(&c) {
                 Some(l) => println!("  --device auto collects regions for the GPU from {l} lanes"),

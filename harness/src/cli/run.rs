@@ -147,13 +147,9 @@ fn run(args: &RunArgs) -> Result<ExitCode, Usage> {
             max_memory: usize::try_from(args.max_memory_mb.saturating_mul(1 << 20))
                 .unwrap_or(usize::MAX),
         },
-        lane_block: args.lane_block.unwrap_or_else(|| {
-            device::lane_block(
-                args.device,
-                bindings.lane_count(),
-                args.precision == Precision::F32,
-            )
-        }),
+        lane_block: args
+            .lane_block
+            .unwrap_or_else(|| device::lane_block(args.device, args.precision == Precision::F32)),
         seed: None,
     };
     let outcome = match args.precision {

@@ -120,7 +120,7 @@ impl<R: Real> Machine<'_, R> {
                     self.pack_vector(base, nargs, node, "[...]")
                 }
             }
-            Builtin::Eye | Builtin::Zeros | Builtin::Ones => {
+            Builtin::Eye | Builtin::Zeros | Builtin::Ones | Builtin::Iota => {
                 self.constant_tensor(b, base, nargs, node)
             }
             Builtin::Ref => self.reference(base, nargs, node),
@@ -369,6 +369,11 @@ impl<R: Real> Machine<'_, R> {
         let data = self.s.pay.get_mut(out);
         match b {
             Builtin::Ones => data.fill(R::ONE),
+            Builtin::Iota => {
+                for (i, x) in data.iter_mut().enumerate() {
+                    *x = R::from_f64(i as f64);
+                }
+            }
             Builtin::Eye => {
                 data.fill(R::ZERO);
                 for i in 0..n as usize {

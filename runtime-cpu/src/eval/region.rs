@@ -63,7 +63,9 @@ fn factor_size<R: Real>(st: &State<R>, rec: &Rec) -> usize {
 }
 
 /// Runs `rec`'s kernel on the CPU; its operands are computed. `parts` are the slots a pack
-/// concatenates (`start`/`count` index into it).
+/// concatenates (`start`/`count` index into it). Inlined, so that where the op is known the
+/// match folds away.
+#[inline(always)]
 pub(crate) fn compute<R: Real>(st: &mut State<R>, rec: &Rec, parts: &[Slot]) {
     let State {
         pay,
@@ -257,7 +259,7 @@ pub(crate) fn stats<R: Real>(st: &State<R>, recs: impl Iterator<Item = Rec>) -> 
 impl<R: Real> Machine<'_, R> {
     /// Runs `rec` (whose result slot is allocated) now, or defers it when the walk defers and
     /// its result is per lane. A pack's parts are in `State::parts`.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn exec(&mut self, rec: Rec, lanes_out: bool) {
         let st = &mut *self.s;
         if st.defer && lanes_out {
@@ -277,9 +279,13 @@ impl<R: Real> Machine<'_, R> {
             st.pending.push(rec);
             return;
         }
-        let parts = std::mem::take(&mut st.parts);
-        compute(st, &rec, &parts);
-        st.parts = parts;
+        if let Rec::Pack { .. } = rec {
+            let parts = std::mem::take(&mut st.parts);
+            compute(st, &rec, &parts);
+            st.parts = parts;
+        } else {
+            compute(st, &rec, &[]);
+        }
     }
 
     /// Runs the pending region, if any: on the device when it wants it, else on the CPU.

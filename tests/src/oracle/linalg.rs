@@ -165,6 +165,14 @@ impl<N: Scalar> Interp<'_, N> {
                     self.tensor_prim(Vec, args)
                 }
             }
+            Iota => {
+                let n = index(p, &args[0])?;
+                if n > 1 << 28 {
+                    return fail(format!("Domain: `{}`: too large", p.name()));
+                }
+                let data = (0..n).map(|i| N::cst(i as f64)).collect();
+                Ok(Value::tensor(Shape::Vector(n), data))
+            }
             Eye | Zeros | Ones => {
                 let r = index(p, &args[0])?;
                 let (shape, fill) = match (p, args.get(1)) {

@@ -37,7 +37,7 @@ prims! {
     NullP = "null?", 1, 1; PairP = "pair?", 1, 1; NumberP = "number?", 1, 1;
     BooleanP = "boolean?", 1, 1; SymbolP = "symbol?", 1, 1; ProcedureP = "procedure?", 1, 1;
     Vec = "vec", 0, MANY; Mat = "mat", 0, MANY; Eye = "eye", 1, 1; Zeros = "zeros", 1, 2;
-    Ones = "ones", 1, 2; Ref = "ref", 2, 3; Dot = "dot", 2, 2; Vsum = "vsum", 1, 1;
+    Ones = "ones", 1, 2; Iota = "iota", 1, 1; Ref = "ref", 2, 3; Dot = "dot", 2, 2; Vsum = "vsum", 1, 1;
     Vlen = "vlen", 1, 1; Norm = "norm", 1, 1; Normalize = "normalize", 1, 1;
     Cross = "cross", 2, 2; Matvec = "matvec", 2, 2; Matmul = "matmul", 2, 2;
     Transpose = "transpose", 1, 1; Trace = "trace", 1, 1; Outer = "outer", 2, 2;

@@ -1,0 +1,283 @@
+//! `ndvm bench gpu-regions`: the region path against the CPU over a grid of lane counts B and
+//! state dimensions D, on the interpreted D-dimensional Kalman likelihood
+//! (`examples/kalman_nd.scm`, value and gradient with respect to q and r, one (q, r) per lane
+//! as in the ceiling experiment), in `f32`.
+//!
+//! The CPU runs the program in blocks of 256 lanes on every worker thread (the runtime's
+//! default on the CPU); the GPU runs each evaluation's regions with the region interpreter in
+//! one walk of all B lanes. Both are timed in the same run, and the largest relative difference
+//! between their values and gradients is reported. The (B, D) points where the GPU is faster
+//! trace the contour where the region path overtakes the CPU.
+
+use crate::examples::KALMAN_ND;
+use runtime_cpu::{Bindings, GradSpec, Outcome, Program, RunOptions, Session};
+use runtime_gpu::ceiling::noise;
+use runtime_gpu::{GpuContext, GpuRegions, RegionPolicy};
+use serde::Serialize;
+use std::cell::RefCell;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Lanes per CPU block (and per job of a CPU worker).
+const CPU_BLOCK: usize = 256;
+
+/// What to measure.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// State dimensions D.
+    pub dims: Vec<usize>,
+    /// Lane counts B.
+    pub lanes: Vec<usize>,
+    /// CPU worker threads.
+    pub threads: usize,
+    /// Minimum time per timing sample.
+    pub min_sample: Duration,
+    /// Samples per figure (the median is reported).
+    pub samples: usize,
+    /// Points whose payload arena would exceed this many numbers are skipped.
+    pub max_numbers: u64,
+}
+
+/// One (B, D) point.
+#[derive(Clone, Debug, Serialize)]
+pub struct Row {
+    /// State dimension D.
+    pub d: usize,
+    /// Lanes B.
+    pub lanes: usize,
+    /// CPU milliseconds per evaluation (value and gradient of every lane), all threads.
+    pub cpu_ms: Option<f64>,
+    /// GPU milliseconds per evaluation, host work and transfers included.
+    pub gpu_ms: Option<f64>,
+    /// `cpu_ms / gpu_ms`: above 1 the region path is faster.
+    pub gpu_speedup: Option<f64>,
+    /// Largest relative difference between the two, over values and gradients.
+    pub max_rel_diff: Option<f64>,
+    /// Where the regions ran, or why the point was skipped.
+    pub note: String,
+}
+
+/// The grid.
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    /// The adapter.
+    pub adapter: String,
+    /// CPU worker threads.
+    pub threads: usize,
+    /// One row per point.
+    pub rows: Vec<Row>,
+}
+
+fn bindings(d: usize, lanes: std::ops::Range<usize>) -> Bindings {
+    let (q, r): (Vec<f64>, Vec<f64>) = lanes.map(noise).unzip();
+    Bindings::new()
+        .scalar("d", d as f64)
+        .lanes("q", q)
+        .and_then(|b| b.lanes("r", r))
+        .expect("equal lane counts")
+}
+
+fn options(block: usize) -> RunOptions {
+    RunOptions {
+        grad: GradSpec::Some(vec!["q".into(), "r".into()]),
+        lane_block: block,
+        ..Default::default()
+    }
+}
+
+/// Values and gradients, lane after lane: `[value, dq, dr]` each.
+fn numbers(out: &Outcome) -> Vec<f64> {
+    let mut v = Vec::with_capacity(out.lanes * 3);
+    for l in 0..out.lanes {
+        let x = out.values[l]
+            .as_ref()
+            .ok()
+            .and_then(|v| v.as_number())
+            .unwrap_or(f64::NAN);
+        v.push(x);
+        for g in &out.grads {
+            v.push(g.per_lane[l]);
+        }
+    }
+    v
+}
+
+/// Seconds per call of `f` (already warmed up): the median of `samples` samples, each of
+/// whole calls until `min_sample` has passed.
+fn timed(cfg: &Config, mut f: impl FnMut()) -> f64 {
+    let mut per_call: Vec<f64> = (0..cfg.samples.max(1))
+        .map(|_| {
+            let t = std::time::Instant::now();
+            let mut calls = 0u32;
+            while calls == 0 || t.elapsed() < cfg.min_sample {
+                f();
+                calls += 1;
+            }
+            t.elapsed().as_secs_f64() / f64::from(calls)
+        })
+        .collect();
+    per_call.sort_by(f64::total_cmp);
+    per_call[per_call.len() / 2]
+}
+
+thread_local! {
+    static CPU: RefCell<Session<f32>> = RefCell::new(Session::new());
+}
+
+/// Runs the grid, handing each point to `on_row` as soon as it is measured.
+pub fn run(cfg: &Config, mut on_row: impl FnMut(&Row)) -> Result<Report, String> {
+    let program = Program::parse(KALMAN_ND).map_err(|e| e.to_string())?;
+    let ctx = GpuContext::shared().map_err(|e| e.to_string())?;
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(cfg.threads.max(1))
+        .build()
+        .map_err(|e| e.to_string())?;
+    let mut rows = Vec::new();
+    for &d in &cfg.dims {
+        for &lanes in &cfg.lanes {
+            // Per lane and step: about a dozen slots of D x D numbers, kept for the gradient.
+            let numbers_needed = lanes as u64 * 80 * 12 * (d * d) as u64;
+            if numbers_needed > cfg.max_numbers {
+                rows.push(Row {
+                    d,
+                    lanes,
+                    cpu_ms: None,
+                    gpu_ms: None,
+                    gpu_speedup: None,
+                    max_rel_diff: None,
+                    note: format!("skipped: about {numbers_needed} numbers per walk"),
+                });
+            } else {
+                rows.push(point(cfg, &program, &ctx, &pool, d, lanes));
+            }
+            on_row(rows.last().expect("just pushed"));
+        }
+    }
+    Ok(Report {
+        adapter: ctx.adapter().name.clone(),
+        threads: cfg.threads,
+        rows,
+    })
+}
+
+fn point(
+    cfg: &Config,
+    program: &Program,
+    ctx: &Arc<GpuContext>,
+    pool: &rayon::ThreadPool,
+    d: usize,
+    lanes: usize,
+) -> Row {
+    use rayon::prelude::*;
+    let blocks: Vec<Bindings> = (0..lanes)
+        .step_by(CPU_BLOCK)
+        .map(|s| bindings(d, s..(s + CPU_BLOCK).min(lanes)))
+        .collect();
+    let cpu_run = || -> Vec<Outcome> {
+        pool.install(|| {
+            blocks
+                .par_iter()
+                .map(|b| {
+                    CPU.with(|s| {
+                        s.borrow_mut()
+                            .run(program, b, &options(CPU_BLOCK))
+                            .expect("bound")
+                    })
+                })
+                .collect()
+        })
+    };
+    let want: Vec<f64> = cpu_run().iter().flat_map(numbers).collect();
+    let cpu_s = timed(cfg, || {
+        std::hint::black_box(cpu_run());
+    });
+
+    let all = bindings(d, 0..lanes);
+    let mut gpu = Session::<f32>::new();
+    gpu.set_device(Some(Box::new(GpuRegions::new(
+        Arc::clone(ctx),
+        RegionPolicy::Always,
+    ))));
+    let before = gpu.region_counts();
+    let got = gpu.run(program, &all, &options(0)).expect("bound");
+    let after = gpu.region_counts();
+    if let Some(e) = got.common_error() {
+        return Row {
+            d,
+            lanes,
+            cpu_ms: Some(cpu_s * 1e3),
+            gpu_ms: None,
+            gpu_speedup: None,
+            max_rel_diff: None,
+            note: format!("GPU failed: {e}"),
+        };
+    }
+    let on_gpu = after.device_regions > before.device_regions
+        && after.device_reverse > before.device_reverse;
+    let got = numbers(&got);
+    let max_rel = got
+        .iter()
+        .zip(&want)
+        .map(|(a, b)| (a - b).abs() / b.abs().max(1e-30))
+        .fold(0.0f64, f64::max);
+    let gpu_s = timed(cfg, || {
+        std::hint::black_box(gpu.run(program, &all, &options(0)).expect("bound"));
+    });
+    Row {
+        d,
+        lanes,
+        cpu_ms: Some(cpu_s * 1e3),
+        gpu_ms: Some(gpu_s * 1e3),
+        gpu_speedup: Some(cpu_s / gpu_s),
+        max_rel_diff: Some(max_rel),
+        note: if on_gpu {
+            "regions on the GPU".into()
+        } else {
+            "regions on the CPU (the device declined them)".into()
+        },
+    }
+}
+
+/// The table's header.
+pub fn print_header(threads: usize) {
+    println!("GPU region path vs CPU ({threads} threads), Kalman NLL value + gradient, f32");
+    println!(
+        "{:>4} {:>7} {:>11} {:>11} {:>9} {:>12}  where",
+        "D", "lanes", "cpu ms", "gpu ms", "gpu/cpu", "max rel diff"
+    );
+}
+
+/// One line of the table.
+pub fn print_row(row: &Row) {
+    let f = |x: Option<f64>, p: usize| x.map_or("-".to_string(), |v| format!("{v:.p$}"));
+    println!(
+        "{:>4} {:>7} {:>11} {:>11} {:>9} {:>12}  {}",
+        row.d,
+        row.lanes,
+        f(row.cpu_ms, 3),
+        f(row.gpu_ms, 3),
+        f(row.gpu_speedup, 2),
+        row.max_rel_diff.map_or("-".into(), |v| format!("{v:.1e}")),
+        row.note
+    );
+}
+
+/// Prints, per D, the smallest B where the GPU is faster.
+pub fn print_contour(r: &Report) {
+    println!("Adapter: {}", r.adapter);
+    let mut dims: Vec<usize> = r.rows.iter().map(|x| x.d).collect();
+    dims.dedup();
+    println!("Contour (smallest B at which the GPU region path is faster):");
+    for d in dims {
+        let first = r
+            .rows
+            .iter()
+            .filter(|x| x.d == d && x.gpu_speedup.is_some_and(|s| s > 1.0))
+            .map(|x| x.lanes)
+            .min();
+        match first {
+            Some(b) => println!("  D = {d:>3}: B >= {b}"),
+            None => println!("  D = {d:>3}: not at the B measured"),
+        }
+    }
+}
