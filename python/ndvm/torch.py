@@ -1,0 +1,143 @@
+"""PyTorch: a program as a differentiable tensor op (the paper's autograd boundary).
+
+>>> import torch, ndvm
+>>> op = ndvm.torch.program_op("(* a (exp (- 0 (* b x))))")
+>>> a = torch.tensor(2.0, dtype=torch.float64, requires_grad=True)
+>>> b = torch.tensor(0.5, dtype=torch.float64, requires_grad=True)
+>>> x = torch.linspace(0, 1, 5, dtype=torch.float64)
+>>> loss = op(a=a, b=b, x=x).mean()
+>>> loss.backward()
+>>> a.grad is not None
+True
+
+Inputs follow the NumPy rules of :class:`ndvm.Program`: a 0-d tensor or a number is the same
+on every lane, a 1-D tensor is a lane column, and ``ndvm.uniform(t)`` / ``ndvm.lanes(t)``
+mark vectors and matrices. One walk of the program computes the value and the per-lane
+gradients of every input that requires grad; ``backward`` only combines them with the
+incoming gradient, so an optimiser step costs one walk. The program's value must be one number
+per lane to be differentiated. Higher derivatives are not available (``once_differentiable``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+
+import numpy as np
+import torch
+from torch.autograd.function import once_differentiable
+
+from ._ndvm import Lanes, Program, Uniform
+
+__all__ = ["ProgramFunction", "ProgramOp", "program_op"]
+
+
+def _kind(t: torch.Tensor, mark: str) -> str:
+    if mark != "auto":
+        return mark
+    return "uniform" if t.dim() == 0 else "lanes"
+
+
+class ProgramFunction(torch.autograd.Function):
+    """``ProgramFunction.apply(program, names, marks, constants, *tensors)``: the value of
+    ``program`` with ``tensors[i]`` bound to ``names[i]`` (``marks[i]``: ``"auto"``,
+    ``"uniform"`` or ``"lanes"``) and every other input bound by ``constants``. Prefer
+    :func:`program_op`, which builds these arguments from keywords."""
+
+    @staticmethod
+    def forward(  # type: ignore[override]
+        ctx: Any,
+        program: Program,
+        names: Tuple[str, ...],
+        marks: Tuple[str, ...],
+        constants: Mapping[str, Any],
+        *tensors: torch.Tensor,
+    ) -> torch.Tensor:
+        bindings: Dict[str, Any] = dict(constants)
+        for name, mark, t in zip(names, marks, tensors):
+            a = t.detach().cpu().numpy()
+            bindings[name] = Uniform(a) if mark == "uniform" else Lanes(a) if mark == "lanes" else a
+        needs = ctx.needs_input_grad[4:] if torch.is_grad_enabled() else (False,) * len(names)
+        wrt = [n for n, need in zip(names, needs) if need]
+        value, grads = program._lane_grads(bindings, wrt)
+        if value.dtype == object:
+            raise TypeError(
+                "ndvm.torch: the program's value is not numbers of one shape, so it cannot be "
+                "a tensor"
+            )
+        floats = [t.dtype for t in tensors if t.is_floating_point()]
+        dtype = floats[0] if floats else (torch.float64 if program.precision == "f64" else torch.float32)
+        for d in floats[1:]:
+            dtype = torch.promote_types(dtype, d)
+        device = tensors[0].device if tensors else torch.device("cpu")
+        ctx.specs = [
+            (n, t.shape, t.dtype, t.device, _kind(t, m)) for n, m, t in zip(names, marks, tensors)
+        ]
+        ctx.grads = {n: torch.from_numpy(np.asarray(g, dtype=np.float64)) for n, g in grads.items()}
+        return torch.from_numpy(np.asarray(value)).to(dtype=dtype, device=device)
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx: Any, grad_out: torch.Tensor) -> Tuple[Optional[torch.Tensor], ...]:
+        g = grad_out.detach().to(dtype=torch.float64, device="cpu").reshape(-1)
+        out: List[Optional[torch.Tensor]] = []
+        for name, shape, dtype, device, kind in ctx.specs:
+            per_lane = ctx.grads.get(name)
+            if per_lane is None:
+                out.append(None)
+                continue
+            lanes = per_lane.shape[0]
+            if g.numel() not in (1, lanes):
+                raise RuntimeError(f"ndvm.torch: {g.numel()} output gradients for {lanes} lanes")
+            weights = g.expand(lanes) if g.numel() == 1 else g
+            if kind == "lanes":
+                grad = weights.reshape((lanes,) + (1,) * (per_lane.dim() - 1)) * per_lane
+            else:
+                grad = torch.tensordot(weights, per_lane, dims=1)
+            out.append(grad.reshape(shape).to(dtype=dtype, device=device))
+        return (None, None, None, None, *out)
+
+
+class ProgramOp:
+    """A program as a callable PyTorch op: ``op(a=a, b=b, x=x)`` returns a tensor whose
+    backward fills the ``.grad`` of the tensor inputs that require grad."""
+
+    def __init__(self, program: Union[Program, str], **program_options: Any) -> None:
+        self.program = program if isinstance(program, Program) else Program(program, **program_options)
+
+    @property
+    def inputs(self) -> List[str]:
+        """The program's inputs."""
+        return self.program.inputs
+
+    def __call__(self, bindings: Optional[Mapping[str, Any]] = None, /, **kwargs: Any) -> torch.Tensor:
+        given: Dict[str, Any] = dict(bindings or {})
+        for k, v in kwargs.items():
+            if k in given:
+                raise TypeError(f"input {k!r} is bound twice (in the mapping and as a keyword)")
+            given[k] = v
+        names: List[str] = []
+        marks: List[str] = []
+        tensors: List[torch.Tensor] = []
+        constants: Dict[str, Any] = {}
+        for name, v in given.items():
+            mark, inner = "auto", v
+            if isinstance(v, Uniform):
+                mark, inner = "uniform", v.value
+            elif isinstance(v, Lanes):
+                mark, inner = "lanes", v.value
+            if isinstance(inner, torch.Tensor):
+                names.append(name)
+                marks.append(mark)
+                tensors.append(inner)
+            else:
+                constants[name] = v
+        return ProgramFunction.apply(self.program, tuple(names), tuple(marks), constants, *tensors)
+
+    def __repr__(self) -> str:
+        return f"ndvm.torch.program_op({self.program!r})"
+
+
+def program_op(program: Union[Program, str], **program_options: Any) -> ProgramOp:
+    """A PyTorch op evaluating ``program`` (an :class:`ndvm.Program`, or source text read with
+    ``program_options`` such as ``precision="f32"``)."""
+    return ProgramOp(program, **program_options)
