@@ -31,6 +31,30 @@ from ._ndvm import Lanes, Program, Uniform
 __all__ = ["ProgramFunction", "ProgramOp", "program_op"]
 
 
+def _bindings(
+    names: Sequence[str], marks: Sequence[str], constants: Mapping[str, Any], tensors: Sequence[torch.Tensor]
+) -> Dict[str, Any]:
+    bindings: Dict[str, Any] = dict(constants)
+    for name, mark, t in zip(names, marks, tensors):
+        a = t.detach().cpu().numpy()
+        bindings[name] = Uniform(a) if mark == "uniform" else Lanes(a) if mark == "lanes" else a
+    return bindings
+
+
+def _result(program: Program, value: np.ndarray, tensors: Sequence[torch.Tensor]) -> torch.Tensor:
+    """The value as a tensor of the inputs' promoted float type, on the first input's device."""
+    if value.dtype == object:
+        raise TypeError(
+            "ndvm.torch: the program's value is not numbers of one shape, so it cannot be a tensor"
+        )
+    floats = [t.dtype for t in tensors if t.is_floating_point()]
+    dtype = floats[0] if floats else (torch.float64 if program.precision == "f64" else torch.float32)
+    for d in floats[1:]:
+        dtype = torch.promote_types(dtype, d)
+    device = tensors[0].device if tensors else torch.device("cpu")
+    return torch.from_numpy(np.asarray(value)).to(dtype=dtype, device=device)
+
+
 def _kind(t: torch.Tensor, mark: str) -> str:
     if mark != "auto":
         return mark
@@ -52,28 +76,14 @@ class ProgramFunction(torch.autograd.Function):
         constants: Mapping[str, Any],
         *tensors: torch.Tensor,
     ) -> torch.Tensor:
-        bindings: Dict[str, Any] = dict(constants)
-        for name, mark, t in zip(names, marks, tensors):
-            a = t.detach().cpu().numpy()
-            bindings[name] = Uniform(a) if mark == "uniform" else Lanes(a) if mark == "lanes" else a
-        needs = ctx.needs_input_grad[4:] if torch.is_grad_enabled() else (False,) * len(names)
-        wrt = [n for n, need in zip(names, needs) if need]
+        bindings = _bindings(names, marks, constants, tensors)
+        wrt = [n for n, need in zip(names, ctx.needs_input_grad[4:]) if need]
         value, grads = program._lane_grads(bindings, wrt)
-        if value.dtype == object:
-            raise TypeError(
-                "ndvm.torch: the program's value is not numbers of one shape, so it cannot be "
-                "a tensor"
-            )
-        floats = [t.dtype for t in tensors if t.is_floating_point()]
-        dtype = floats[0] if floats else (torch.float64 if program.precision == "f64" else torch.float32)
-        for d in floats[1:]:
-            dtype = torch.promote_types(dtype, d)
-        device = tensors[0].device if tensors else torch.device("cpu")
         ctx.specs = [
             (n, t.shape, t.dtype, t.device, _kind(t, m)) for n, m, t in zip(names, marks, tensors)
         ]
         ctx.grads = {n: torch.from_numpy(np.asarray(g, dtype=np.float64)) for n, g in grads.items()}
-        return torch.from_numpy(np.asarray(value)).to(dtype=dtype, device=device)
+        return _result(program, value, tensors)
 
     @staticmethod
     @once_differentiable
@@ -131,6 +141,10 @@ class ProgramOp:
                 tensors.append(inner)
             else:
                 constants[name] = v
+        if not (torch.is_grad_enabled() and any(t.requires_grad for t in tensors)):
+            # Nothing to differentiate: the value alone, outside autograd.
+            value = self.program(_bindings(names, marks, constants, tensors))
+            return _result(self.program, value, tensors)
         return ProgramFunction.apply(self.program, tuple(names), tuple(marks), constants, *tensors)
 
     def __repr__(self) -> str:

@@ -71,18 +71,21 @@ pub struct Inputs {
     pub has_lanes: bool,
 }
 
-fn ascontiguous<'py>(py: Python<'py>, value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+/// `numpy.asarray(value, dtype=float64, order="C")` (which, unlike `ascontiguousarray`, keeps
+/// a 0-d array 0-d).
+fn as_float_array<'py>(py: Python<'py>, value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
     static F: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
     let f = F.get_or_try_init(py, || {
-        py.import("numpy")?
-            .getattr("ascontiguousarray")
-            .map(Bound::unbind)
+        py.import("numpy")?.getattr("asarray").map(Bound::unbind)
     })?;
-    static F64: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-    let dtype = F64.get_or_try_init(py, || {
-        py.import("numpy")?.getattr("float64").map(Bound::unbind)
+    static KW: PyOnceLock<Py<PyDict>> = PyOnceLock::new();
+    let kw = KW.get_or_try_init(py, || -> PyResult<Py<PyDict>> {
+        let d = PyDict::new(py);
+        d.set_item("dtype", py.import("numpy")?.getattr("float64")?)?;
+        d.set_item("order", "C")?;
+        Ok(d.unbind())
     })?;
-    f.bind(py).call1((value, dtype.bind(py)))
+    f.bind(py).call((value,), Some(kw.bind(py)))
 }
 
 /// The numbers of `value` and their dimensions.
@@ -103,7 +106,7 @@ fn numbers(
     if value.is_instance_of::<PyInt>() {
         return Ok((vec![value.extract::<f64>()?], vec![]));
     }
-    let array = ascontiguous(py, value).map_err(|e| {
+    let array = as_float_array(py, value).map_err(|e| {
         binding_error(
             py,
             format!("input `{name}`: cannot read it as numbers ({e})"),
