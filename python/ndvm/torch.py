@@ -82,13 +82,14 @@ class ProgramFunction(torch.autograd.Function):
         ctx.specs = [
             (n, t.shape, t.dtype, t.device, _kind(t, m)) for n, m, t in zip(names, marks, tensors)
         ]
-        ctx.grads = {n: torch.from_numpy(np.asarray(g, dtype=np.float64)) for n, g in grads.items()}
+        ctx.grads = grads
         return _result(program, value, tensors)
 
     @staticmethod
     @once_differentiable
     def backward(ctx: Any, grad_out: torch.Tensor) -> Tuple[Optional[torch.Tensor], ...]:
-        g = grad_out.detach().to(dtype=torch.float64, device="cpu").reshape(-1)
+        # Combined in NumPy, in float64: each small op costs far less there than in torch.
+        g = grad_out.detach().cpu().numpy().astype(np.float64, copy=False).reshape(-1)
         out: List[Optional[torch.Tensor]] = []
         for name, shape, dtype, device, kind in ctx.specs:
             per_lane = ctx.grads.get(name)
@@ -96,14 +97,16 @@ class ProgramFunction(torch.autograd.Function):
                 out.append(None)
                 continue
             lanes = per_lane.shape[0]
-            if g.numel() not in (1, lanes):
-                raise RuntimeError(f"ndvm.torch: {g.numel()} output gradients for {lanes} lanes")
-            weights = g.expand(lanes) if g.numel() == 1 else g
-            if kind == "lanes":
-                grad = weights.reshape((lanes,) + (1,) * (per_lane.dim() - 1)) * per_lane
+            if g.size not in (1, lanes):
+                raise RuntimeError(f"ndvm.torch: {g.size} output gradients for {lanes} lanes")
+            per_lane = per_lane.astype(np.float64, copy=False)
+            if g.size == 1:
+                grad = g[0] * (per_lane if kind == "lanes" else per_lane.sum(axis=0))
+            elif kind == "lanes":
+                grad = g.reshape((lanes,) + (1,) * (per_lane.ndim - 1)) * per_lane
             else:
-                grad = torch.tensordot(weights, per_lane, dims=1)
-            out.append(grad.reshape(shape).to(dtype=dtype, device=device))
+                grad = g @ per_lane.reshape(lanes, -1)
+            out.append(torch.as_tensor(grad, dtype=dtype, device=device).reshape(shape))
         return (None, None, None, None, *out)
 
 
