@@ -51,8 +51,22 @@ def _result(program: Program, value: np.ndarray, tensors: Sequence[torch.Tensor]
     dtype = floats[0] if floats else (torch.float64 if program.precision == "f64" else torch.float32)
     for d in floats[1:]:
         dtype = torch.promote_types(dtype, d)
-    device = tensors[0].device if tensors else torch.device("cpu")
-    return torch.from_numpy(np.asarray(value)).to(dtype=dtype, device=device)
+    device = tensors[0].device if tensors else _CPU
+    return _tensor(value, dtype, device, None)
+
+
+_CPU = torch.device("cpu")
+
+
+def _tensor(a: Any, dtype: torch.dtype, device: torch.device, shape: Optional[torch.Size]) -> torch.Tensor:
+    """`a` (an array or a NumPy scalar) as a tensor, converting only what differs (each torch
+    call costs microseconds, which add up at one lane)."""
+    t = torch.from_numpy(np.asarray(a))
+    if t.dtype != dtype or device != _CPU:
+        t = t.to(dtype=dtype, device=device)
+    if shape is not None and t.shape != shape:
+        t = t.reshape(shape)
+    return t
 
 
 def _kind(t: torch.Tensor, mark: str) -> str:
@@ -106,7 +120,7 @@ class ProgramFunction(torch.autograd.Function):
                 grad = g.reshape((lanes,) + (1,) * (per_lane.ndim - 1)) * per_lane
             else:
                 grad = g @ per_lane.reshape(lanes, -1)
-            out.append(torch.as_tensor(grad, dtype=dtype, device=device).reshape(shape))
+            out.append(_tensor(grad, dtype, device, shape))
         return (None, None, None, None, *out)
 
 

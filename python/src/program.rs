@@ -172,8 +172,8 @@ impl Spec<'_> {
         })
     }
 
-    /// The value array and, when `grads` is asked, the gradients (per lane for every input
-    /// when `all_per_lane`, else summed for uniform inputs); raises for failed lanes.
+    /// The value array and the outcome's gradients (per lane for every input when
+    /// `all_per_lane`, else summed over the lanes for uniform inputs); raises for failed lanes.
     pub(crate) fn read<'py>(
         &self,
         py: Python<'py>,
