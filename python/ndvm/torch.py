@@ -23,8 +23,12 @@ from __future__ import annotations
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
-import torch
-from torch.autograd.function import once_differentiable
+
+try:
+    import torch
+    from torch.autograd.function import once_differentiable
+except ImportError as e:  # PyTorch is optional for the rest of the package
+    raise ImportError("ndvm.torch needs PyTorch: pip install torch") from e
 
 from ._ndvm import Lanes, Program, Uniform
 

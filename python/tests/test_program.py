@@ -176,3 +176,11 @@ def test_calls_from_several_threads_agree():
     assert len(results) == 15
     for r in results:
         np.testing.assert_array_equal(r, expected)
+
+
+def test_importing_ndvm_leaves_torch_alone():
+    import subprocess
+    import sys
+
+    code = "import sys, ndvm; ndvm.Program('(+ a 1)')(a=1.0); assert 'torch' not in sys.modules"
+    assert subprocess.run([sys.executable, "-c", code]).returncode == 0
