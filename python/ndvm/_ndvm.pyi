@@ -1,27 +1,31 @@
 """Type stubs of the extension module ``ndvm._ndvm`` (re-exported by ``ndvm``)."""
 
 from os import PathLike
-from typing import Any, Dict, List, Literal, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Literal, Mapping, Optional, Sequence, Tuple, Union, final
 
 import numpy as np
 
 __version__: str
 
-Precision = Literal["f64", "f32"]
-Device = Literal["cpu", "gpu", "auto"]
-Path = Union[str, PathLike]
+__all__ = ["Program", "Uniform", "Lanes", "uniform", "lanes", "_evaluate_population", "calibrate", "cosearch", "__version__"]
 
+_Precision = Literal["f64", "f32"]
+_Device = Literal["cpu", "gpu", "auto"]
+_Path = Union[str, PathLike]
+
+@final
 class Uniform:
     """A value bound the same on every lane (a number, a 1-D vector or a 2-D matrix)."""
 
     value: Any
-    def __init__(self, value: Any) -> None: ...
+    def __new__(cls, value: Any) -> "Uniform": ...
 
+@final
 class Lanes:
     """One value per lane along the first axis (numbers, vectors or matrices)."""
 
     value: Any
-    def __init__(self, value: Any) -> None: ...
+    def __new__(cls, value: Any) -> "Lanes": ...
 
 def uniform(value: Any) -> Uniform:
     """Marks ``value`` as bound the same on every lane."""
@@ -29,6 +33,7 @@ def uniform(value: Any) -> Uniform:
 def lanes(value: Any) -> Lanes:
     """Marks ``value`` as one value per lane along its first axis."""
 
+@final
 class Program:
     """A program read and decoded once.
 
@@ -42,25 +47,25 @@ class Program:
     Raises ``ProgramSyntaxError`` when the source does not read or decode.
     """
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         source: str,
         *,
-        precision: Precision = "f64",
-        device: Device = "cpu",
+        precision: _Precision = "f64",
+        device: _Device = "cpu",
         protected_ops: bool = False,
         max_steps: Optional[int] = None,
         max_depth: Optional[int] = None,
         max_memory_mb: Optional[int] = None,
         lane_errors: Literal["raise", "nan"] = "raise",
-    ) -> None: ...
+    ) -> "Program": ...
     @property
     def inputs(self) -> List[str]:
         """The free variables, in order of first use."""
     @property
     def source(self) -> str: ...
     @property
-    def precision(self) -> Precision: ...
+    def precision(self) -> _Precision: ...
     @property
     def device(self) -> Literal["cpu"]: ...
     @property
@@ -95,7 +100,7 @@ def _evaluate_population(
 def calibrate(
     model: Union[Program, str],
     *,
-    data: Union[Path, Mapping[str, Any], None] = None,
+    data: Union[_Path, Mapping[str, Any], None] = None,
     target: Optional[str] = None,
     params: Optional[Sequence[str]] = None,
     init: Optional[Mapping[str, float]] = None,
@@ -106,24 +111,24 @@ def calibrate(
     restarts: int = 1,
     clamp: Optional[Mapping[str, Tuple[Optional[float], Optional[float]]]] = None,
     seed: int = 0,
-    precision: Optional[Precision] = None,
+    precision: Optional[_Precision] = None,
     protected_ops: Optional[bool] = None,
     max_steps: Optional[int] = None,
 ) -> Dict[str, Any]:
     """Fits parameters like ``ndvm calibrate``; returns its ``--format json`` result."""
 
 def cosearch(
-    stream: Union[Path, Sequence[Mapping[str, Any]]],
-    data: Path,
+    stream: Union[_Path, Sequence[Mapping[str, Any]]],
+    data: _Path,
     *,
-    inits: Optional[Path] = None,
+    inits: Optional[_Path] = None,
     budget: Optional[float] = None,
     max_fits: Optional[int] = None,
     steps: int = 50,
     lr: float = 0.05,
     threads: Optional[int] = None,
-    reference: Optional[Path] = None,
-    precision: Precision = "f64",
+    reference: Optional[_Path] = None,
+    precision: _Precision = "f64",
     protected_ops: bool = False,
     max_steps: int = 2000000,
 ) -> Dict[str, Any]:
