@@ -11,9 +11,11 @@
 //! | `adam.rs` | Adam in the run's precision |
 //! | `lbfgs.rs` | L-BFGS with a backtracking line search |
 //! | `table.rs` | CSV data with a train/holdout split |
+//! | `report.rs` | a whole calibration as `ndvm calibrate` runs it: seeded restarts, fit, R^2 |
 
 pub mod adam;
 pub mod lbfgs;
+pub mod report;
 pub mod table;
 
 use adam::{Adam, AdamSettings};

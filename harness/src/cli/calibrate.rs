@@ -5,14 +5,13 @@ use super::output::Precision;
 use super::report::Source;
 use crate::calibrate::adam::AdamSettings;
 use crate::calibrate::lbfgs::LbfgsSettings;
+use crate::calibrate::report::{calibrate, starts, Report};
 use crate::calibrate::table::Table;
-use crate::calibrate::{evaluate, fit, r_squared, FitResult, Loss, Optimizer, Problem, Settings};
-use crate::device::{self, Attach};
-use crate::rng::SplitMix;
+use crate::calibrate::{Loss, Optimizer, Problem, Settings};
+use crate::device;
 use clap::{Args, ValueEnum};
-use runtime_cpu::{DecodeOptions, Limits, Program, Session};
+use runtime_cpu::{DecodeOptions, Limits, Program};
 use runtime_gpu::DeviceChoice;
-use serde_json::json;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
@@ -233,20 +232,7 @@ fn run(args: &CalibrateArgs) -> Result<ExitCode, String> {
         }),
         None => None,
     };
-    let mut rng = SplitMix(args.seed);
-    let starts: Vec<Vec<f64>> = (0..args.restarts.max(1))
-        .map(|r| {
-            init.iter()
-                .map(|&x| {
-                    if r == 0 {
-                        x
-                    } else {
-                        x + 0.3 * x.abs().max(1.0) * rng.normal()
-                    }
-                })
-                .collect()
-        })
-        .collect();
+    let starts = starts(&init, args.restarts, args.seed);
     let settings = Settings {
         optimizer: match args.optimizer {
             OptimizerArg::Adam => Optimizer::Adam(AdamSettings {
@@ -282,76 +268,10 @@ fn run(args: &CalibrateArgs) -> Result<ExitCode, String> {
     })
 }
 
-struct Report {
-    fit: FitResult,
-    train_r2: Option<f64>,
-    held: Option<(f64, Option<f64>)>,
-}
-
-fn calibrate<R: Attach>(
-    problem: &Problem,
-    held: Option<&Problem>,
-    starts: &[Vec<f64>],
-    settings: &Settings,
-    choice: DeviceChoice,
-) -> Result<Report, String> {
-    let mut session = Session::<R>::new();
-    R::attach(&mut session, choice)?;
-    let fit = fit(&mut session, problem, starts, settings);
-    let best = fit.best.map(|b| fit.restarts[b].params.clone());
-    let r2_of = |p: &Problem, mse: f64| match &p.loss {
-        Loss::Mse(t) => Some(r_squared(mse, t)),
-        Loss::Value => None,
-    };
-    let train_r2 = match (&best, fit.best) {
-        (Some(_), Some(b)) => fit.restarts[b].final_loss.and_then(|l| r2_of(problem, l)),
-        _ => None,
-    };
-    let held = match (held, &best) {
-        (Some(h), Some(p)) => match evaluate(
-            &mut session,
-            h,
-            std::slice::from_ref(p),
-            settings.limits,
-            settings.lane_block,
-            false,
-        )
-        .remove(0)
-        {
-            Ok((loss, _)) => Some((loss, r2_of(h, loss))),
-            Err(_) => None,
-        },
-        _ => None,
-    };
-    Ok(Report {
-        fit,
-        train_r2,
-        held,
-    })
-}
-
 fn print_report(args: &CalibrateArgs, params: &[String], r: &Report, seconds: f64) {
     let best = r.fit.best.map(|b| &r.fit.restarts[b]);
     if args.format == "json" {
-        let restarts: Vec<_> = r
-            .fit
-            .restarts
-            .iter()
-            .map(|x| json!({"params": x.params, "loss": x.final_loss, "last_step_loss": x.last_step_loss, "error": x.failure}))
-            .collect();
-        let out = json!({
-            "params": best.map(|b| params.iter().cloned().zip(b.params.iter().copied()).collect::<std::collections::BTreeMap<_, _>>()),
-            "loss": best.and_then(|b| b.final_loss),
-            "last_step_loss": best.map(|b| b.last_step_loss),
-            "r2": r.train_r2,
-            "holdout_loss": r.held.map(|h| h.0),
-            "holdout_r2": r.held.and_then(|h| h.1),
-            "best_restart": r.fit.best,
-            "restarts": restarts,
-            "steps": r.fit.steps,
-            "evaluations": r.fit.evaluations,
-            "seconds": seconds,
-        });
+        let out = r.to_json(params, seconds);
         println!("{out}");
         return;
     }

@@ -1,0 +1,143 @@
+"""Type stubs of the extension module ``ndvm._ndvm`` (re-exported by ``ndvm``)."""
+
+from os import PathLike
+from typing import Any, Dict, List, Literal, Mapping, Optional, Sequence, Tuple, Union, final
+
+import numpy as np
+
+__version__: str
+
+__all__ = ["Program", "Uniform", "Lanes", "uniform", "lanes", "_evaluate_population", "calibrate", "cosearch", "__version__"]
+
+_Precision = Literal["f64", "f32"]
+_Device = Literal["cpu", "gpu", "auto"]
+_Path = Union[str, PathLike]
+
+@final
+class Uniform:
+    """A value bound the same on every lane (a number, a 1-D vector or a 2-D matrix)."""
+
+    value: Any
+    def __new__(cls, value: Any) -> "Uniform": ...
+
+@final
+class Lanes:
+    """One value per lane along the first axis (numbers, vectors or matrices)."""
+
+    value: Any
+    def __new__(cls, value: Any) -> "Lanes": ...
+
+def uniform(value: Any) -> Uniform:
+    """Marks ``value`` as bound the same on every lane."""
+
+def lanes(value: Any) -> Lanes:
+    """Marks ``value`` as one value per lane along its first axis."""
+
+@final
+class Program:
+    """A program read and decoded once.
+
+    ``precision``: ``"f64"`` or ``"f32"``. ``device``: ``"cpu"``; ``"gpu"`` (the numeric
+    regions on the GPU region interpreter; ``f32`` only, and ``ValueError`` when there is no
+    usable adapter); ``"auto"`` (the GPU for the regions the measured cost model expects to run
+    faster there, else the CPU; always the CPU in ``f64``). ``protected_ops``: ``sqrt``,
+    ``log`` and ``normalize`` clamp their argument to at least 1e-8 like the paper's artifact.
+    ``max_steps``, ``max_depth``, ``max_memory_mb``: limits of one call (``LimitError`` past
+    them). ``lane_errors``: ``"raise"`` (a failing lane raises) or ``"nan"`` (failed lanes are
+    NaN; raises only when every lane fails or a limit is hit).
+
+    Raises ``ProgramSyntaxError`` when the source does not read or decode.
+    """
+
+    def __new__(
+        cls,
+        source: str,
+        *,
+        precision: _Precision = "f64",
+        device: _Device = "cpu",
+        protected_ops: bool = False,
+        max_steps: Optional[int] = None,
+        max_depth: Optional[int] = None,
+        max_memory_mb: Optional[int] = None,
+        lane_errors: Literal["raise", "nan"] = "raise",
+    ) -> "Program": ...
+    @property
+    def inputs(self) -> List[str]:
+        """The free variables, in order of first use."""
+    @property
+    def source(self) -> str: ...
+    @property
+    def precision(self) -> _Precision: ...
+    @property
+    def device(self) -> _Device: ...
+    @property
+    def protected_ops(self) -> bool: ...
+    @property
+    def max_steps(self) -> int: ...
+    def __call__(self, bindings: Optional[Mapping[str, Any]] = None, /, **kwargs: Any) -> np.ndarray:
+        """The value on every lane: shape ``(B, *value_shape)`` when some input is bound per
+        lane, else the value's own shape. Float64 (float32 for ``precision="f32"``); an object
+        array for values that are not numbers."""
+    def value_and_grad(
+        self,
+        bindings: Optional[Mapping[str, Any]] = None,
+        /,
+        *,
+        wrt: Union[str, Sequence[str], None] = None,
+        **kwargs: Any,
+    ) -> Tuple[np.ndarray, Dict[str, np.ndarray]]:
+        """The value and the gradients with respect to ``wrt`` (default: every input): per
+        lane ``(B, *shape)`` for an input bound per lane, summed over lanes for a uniform one."""
+    def _lane_grads(
+        self, bindings: Mapping[str, Any], wrt: List[str]
+    ) -> Tuple[np.ndarray, Dict[str, np.ndarray]]: ...
+    def _native_seconds(self, bindings: Mapping[str, Any], wrt: List[str], repeats: int) -> float: ...
+
+def _evaluate_population(
+    programs: Sequence[Union[Program, str]],
+    bindings: Union[Mapping[str, Any], Sequence[Mapping[str, Any]]],
+    threads: Optional[int] = None,
+    wrt: Optional[Sequence[str]] = None,
+) -> List[Tuple[Any, Any, Any]]: ...
+def calibrate(
+    model: Union[Program, str],
+    *,
+    data: Union[_Path, Mapping[str, Any], None] = None,
+    target: Optional[str] = None,
+    params: Optional[Sequence[str]] = None,
+    init: Optional[Mapping[str, float]] = None,
+    bind: Optional[Mapping[str, Any]] = None,
+    optimizer: Literal["adam", "lbfgs"] = "adam",
+    steps: int = 100,
+    lr: float = 0.05,
+    restarts: int = 1,
+    clamp: Optional[Mapping[str, Tuple[Optional[float], Optional[float]]]] = None,
+    seed: int = 0,
+    precision: Optional[_Precision] = None,
+    protected_ops: Optional[bool] = None,
+    max_steps: Optional[int] = None,
+    device: Optional[_Device] = None,
+) -> Dict[str, Any]:
+    """Fits parameters like ``ndvm calibrate``; returns its ``--format json`` result.
+
+    ``precision``, ``protected_ops``, ``max_steps`` and ``device`` default to the
+    ``Program``'s (to ``"f64"``, off, the default budget and ``"cpu"`` for source text).
+    """
+
+def cosearch(
+    stream: Union[_Path, Sequence[Mapping[str, Any]]],
+    data: _Path,
+    *,
+    inits: Optional[_Path] = None,
+    budget: Optional[float] = None,
+    max_fits: Optional[int] = None,
+    steps: int = 50,
+    lr: float = 0.05,
+    threads: Optional[int] = None,
+    reference: Optional[_Path] = None,
+    precision: _Precision = "f64",
+    protected_ops: bool = False,
+    max_steps: int = 2000000,
+) -> Dict[str, Any]:
+    """Replays a candidate stream like ``ndvm cosearch``; returns ``summary``, ``agreement``,
+    ``fits`` and ``finished_at``."""

@@ -1,0 +1,46 @@
+"""The exceptions ndvm raises.
+
+Every error the runtime reports about a program or its inputs is an :class:`Error`; each
+carries ``kind`` (the runtime's name for it, e.g. ``"StepBudget"``), ``line`` and ``column``
+(1-based, ``None`` when it points at no form) and ``span`` (byte offsets into the source).
+"""
+
+from __future__ import annotations
+
+from typing import List, Optional, Tuple
+
+
+class Error(Exception):
+    """Base class of ndvm's errors."""
+
+    kind: str = "Error"
+    line: Optional[int] = None
+    column: Optional[int] = None
+    span: Optional[Tuple[int, int]] = None
+
+
+class ProgramSyntaxError(Error, SyntaxError):
+    """The source does not read or decode: unbalanced brackets, a malformed special form, an
+    unknown operator, a wrong argument count. ``lineno``, ``offset`` and ``text`` (the
+    offending line) are set as for Python's own ``SyntaxError``."""
+
+
+class BindingError(Error, ValueError):
+    """The inputs do not fit the program: a missing or unknown input, lane counts that
+    disagree, a value that is not numbers."""
+
+
+class EvaluationError(Error, RuntimeError):
+    """The program failed while running (a type, shape or domain error, a value that cannot be
+    differentiated). ``lanes`` lists the lanes that failed (``None`` without a lane axis)."""
+
+    lanes: Optional[List[int]] = None
+
+
+class LimitError(EvaluationError):
+    """A run exceeded its step budget (a program that loops forever), its recursion depth or
+    its payload memory; raise the limit with ``Program(..., max_steps=...)``, ``max_depth``
+    or ``max_memory_mb``."""
+
+
+__all__ = ["Error", "ProgramSyntaxError", "BindingError", "EvaluationError", "LimitError"]
