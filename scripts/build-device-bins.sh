@@ -6,12 +6,17 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release -p harness
-mapfile -t bins < <(cargo test --release -p runtime-gpu -p shaders --no-run --message-format=json 2>/dev/null \
-  | python3 -c 'import json,sys
+list_tests() {
+  python3 -c 'import json,sys
 for l in sys.stdin:
     m=json.loads(l)
     if m.get("reason")=="compiler-artifact" and m.get("executable") and m["profile"]["test"]:
-        print(m["target"]["name"]+"-"+m["target"]["kind"][0]+" "+m["executable"])')
+        print(m["target"]["name"]+"-"+m["target"]["kind"][0]+" "+m["executable"])'
+}
+mapfile -t bins < <(
+  cargo test --release -p runtime-gpu -p shaders --no-run --message-format=json 2>/dev/null | list_tests
+  cargo test --release -p ndvm-tests --test gpu_regions --no-run --message-format=json 2>/dev/null | list_tests
+)
 rm -rf .devbin && mkdir -p .devbin
 cp target/release/ndvm .devbin/ndvm
 for entry in "${bins[@]}"; do

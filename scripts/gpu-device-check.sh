@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The GPU check on a machine with a real GPU (the project's H200 device machine): runs binaries
 # built here by scripts/build-device-bins.sh (carried in .devbin/, with the Vulkan loader in .gl/)
-# and writes under $OUT: log.txt (everything), devices.json, tests.txt and bench.jsonl (one JSON
-# document per state dimension D). Each step has a timeout; the whole check stays under 7 minutes.
+# and writes under $OUT: log.txt (everything), devices.json, tests.txt, gpu-regions.txt (the region
+# path against the CPU over a (B, D) grid) and calibrate-{auto,cpu}.json (the D-dimensional Kalman
+# example). Each step has a timeout; the whole check stays under 8 minutes. GRID_*, CAL_* override
+# the sizes (a quick run on Mesa's software driver: see REPRODUCE.md).
 set -u
 out=${OUT:-/tmp/ndvm-device-out}
 mkdir -p "$out"
@@ -18,7 +20,7 @@ echo "== $(date -u) VK_DRIVER_FILES=${VK_DRIVER_FILES:-unset} cores=$(nproc)"
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv || true
 ldconfig -p | grep -E 'libvulkan|libGLX_nvidia|libnvidia-glcore' | head -5
 echo "== devices"
-timeout 60 .devbin/ndvm devices --format json > "$out/devices.json"; echo "devices rc=$?"
+timeout 90 .devbin/ndvm devices --measure --format json > "$out/devices.json"; echo "devices rc=$?"
 cat "$out/devices.json"
 echo "== tests"
 for t in .devbin/test-*; do
@@ -26,20 +28,22 @@ for t in .devbin/test-*; do
   timeout 120 "$t" --test-threads=4 >> "$out/tests.txt" 2>&1; echo "$t rc=$?"
 done
 grep -E "test result|FAILED|panicked" "$out/tests.txt"
-echo "== bench"
-for d in 2 8 16 32 64; do
-  timeout 150 .devbin/ndvm bench gpu-ceiling --d "$d" --g 16384 --samples 2 --device auto --format json >> "$out/bench.jsonl"
-  echo "D=$d rc=$?"
-done
-python3 - "$out/bench.jsonl" <<'PY'
-import json, sys
-text, dec, i = open(sys.argv[1]).read(), json.JSONDecoder(), 0
-while text[i:].strip():
-    rest = text[i:].lstrip()
-    doc, n = dec.raw_decode(rest)
-    i = len(text) - len(rest) + n
-    for r in doc["rows"]:
-        print(f"{doc['adapter']}: D={r['d']} GPU {r['gpu_evals_per_s']:.4g}/s CPU {r['cpu_evals_per_s']:.4g}/s "
-              f"ratio {r['gpu_over_cpu']:.3g} max rel {r['max_rel_diff']:.2e} (cpu threads {doc['cpu_threads']})")
-PY
+echo "== region path: (B, D) grid"
+timeout "${GRID_TIMEOUT:-240}" .devbin/ndvm bench gpu-regions --d "${GRID_D:-2,4,8,16,32}" \
+  --lanes "${GRID_LANES:-256,1024,4096,16384}" --samples 3 --sample-ms 50 \
+  --max-numbers "${GRID_MAX_NUMBERS:-400000000}" | tee "$out/gpu-regions.txt"
+echo "gpu-regions rc=$?"
+echo "== the D-dimensional Kalman example calibrated by Adam, f32: --device auto against cpu"
+calibrate() {  # name d restarts steps device
+  local t0=$(date +%s.%N)
+  timeout "${CAL_TIMEOUT:-90}" .devbin/ndvm calibrate examples/kalman_nd.scm --bind d="$2" --params q,r \
+    --init q=0.3,r=0.3 --restarts "$3" --steps "$4" --lr 0.08 --clamp q=1e-4: --clamp r=1e-4: \
+    --precision f32 --device "$5" --format json > "$out/calibrate-$1.json"
+  local rc=$?
+  echo "calibrate $1 (d=$2 restarts=$3 steps=$4 device=$5) rc=$rc wall $(python3 -c "import time; print(f'{time.time() - $t0:.2f}')") s"
+  head -c 400 "$out/calibrate-$1.json"; echo
+}
+calibrate d8-auto 8 "${CAL_RESTARTS:-4096}" 5 auto
+calibrate d8-cpu 8 "${CAL_RESTARTS:-4096}" 5 cpu
+calibrate d32-auto 32 256 3 auto
 echo "== done $(date -u)"

@@ -3,8 +3,8 @@
 //! (`examples/kalman_nd.scm`, value and gradient with respect to q and r, one (q, r) per lane
 //! as in the ceiling experiment), in `f32`.
 //!
-//! The CPU runs the program in blocks of 256 lanes on every worker thread (the runtime's
-//! default on the CPU); the GPU runs each evaluation's regions with the region interpreter in
+//! The CPU runs the program in blocks of at most 256 lanes (the runtime's default on the CPU),
+//! spread over every worker thread; the GPU runs each evaluation's regions with the region interpreter in
 //! one walk of all B lanes. Both are timed in the same run, and the largest relative difference
 //! between their values and gradients is reported. The (B, D) points where the GPU is faster
 //! trace the contour where the region path overtakes the CPU.
@@ -18,7 +18,8 @@ use std::cell::RefCell;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Lanes per CPU block (and per job of a CPU worker).
+/// The most lanes per CPU block (and per job of a CPU worker); fewer when that leaves a
+/// worker idle.
 const CPU_BLOCK: usize = 256;
 
 /// What to measure.
@@ -169,9 +170,10 @@ fn point(
     lanes: usize,
 ) -> Row {
     use rayon::prelude::*;
+    let block = lanes.div_ceil(cfg.threads.max(1)).clamp(1, CPU_BLOCK);
     let blocks: Vec<Bindings> = (0..lanes)
-        .step_by(CPU_BLOCK)
-        .map(|s| bindings(d, s..(s + CPU_BLOCK).min(lanes)))
+        .step_by(block)
+        .map(|s| bindings(d, s..(s + block).min(lanes)))
         .collect();
     let cpu_run = || -> Vec<Outcome> {
         pool.install(|| {
@@ -180,7 +182,7 @@ fn point(
                 .map(|b| {
                     CPU.with(|s| {
                         s.borrow_mut()
-                            .run(program, b, &options(CPU_BLOCK))
+                            .run(program, b, &options(block))
                             .expect("bound")
                     })
                 })
