@@ -544,7 +544,7 @@ impl<R: Real> Session<R> {
         if st.tape.entries.is_empty() {
             return false;
         }
-        let stats = region_size(st, st.tape.entries.iter().map(|e| e.rec));
+        let stats = region_size(st, st.tape.entries.iter().map(|e| e.rec), true);
         st.device.as_mut().is_some_and(|d| d.wants(&stats))
     }
 

@@ -18,8 +18,8 @@ use crate::error::GpuError;
 use crate::pipelines::{dynamic_uniform_entry, storage_entry, CachedPipeline};
 use bytemuck::{Pod, Zeroable};
 use shared_ir::region::{
-    DeviceResult, MaskBits, Opcode, Region, RegionCosts, RegionDevice, RegionStats, OP_WORDS,
-    SLOT_WORDS,
+    decode_op, is_wide, DeviceResult, MaskBits, Opcode, Region, RegionCosts, RegionDevice,
+    RegionStats, OP_WORDS, SLOT_WORDS,
 };
 use shared_ir::LinalgOp;
 use std::sync::Arc;
@@ -65,13 +65,23 @@ pub enum RegionPolicy {
     Auto,
 }
 
-/// How a region's records are cut into dispatches: `chunks[i]` is a range of records whose
-/// estimated loop visits stay within the budget.
+/// A run of records for one dispatch: `ops` by the interpreter (one invocation per lane), or
+/// one wide op (`wide` invocations per lane; see [`shared_ir::region::is_wide`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Chunk {
+    /// The records.
+    pub ops: std::ops::Range<u32>,
+    /// Invocations per lane of a wide op; 0 for the interpreter.
+    pub wide: u32,
+}
+
+/// How a region's records are cut into dispatches: runs of records for the interpreter whose
+/// estimated loop visits stay within the budget, and wide ops on their own.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RegionPlan {
-    /// Record ranges, in execution order.
-    pub chunks: Vec<std::ops::Range<u32>>,
-    /// The largest estimated visits of one chunk.
+    /// The dispatches, in execution order.
+    pub chunks: Vec<Chunk>,
+    /// The largest estimated visits of one interpreter chunk.
     pub max_visits: u64,
 }
 
@@ -110,26 +120,60 @@ pub fn op_visits(region: &Region, i: usize) -> u64 {
     v
 }
 
+/// Invocations per lane when record `i` runs wide (0 when it runs in the interpreter): its
+/// result's elements, or for a product in the reverse pass, the larger operand's.
+pub fn wide_width(region: &Region, i: usize, reverse: bool) -> u32 {
+    let w = &region.ops[i * OP_WORDS..(i + 1) * OP_WORDS];
+    let Some(rec) = decode_op(w) else { return 0 };
+    let len = |s: u32| slot(region, s)[1];
+    if !is_wide(rec.opcode, rec.sub, len(rec.out), reverse) {
+        return 0;
+    }
+    match (reverse, rec.opcode) {
+        (true, Opcode::Linalg) => len(rec.a).max(if rec.sub == LinalgOp::Transpose.code() {
+            0
+        } else {
+            len(rec.b)
+        }),
+        _ => len(rec.out),
+    }
+}
+
 impl RegionPlan {
-    /// Cuts `region` into chunks of at most `budget` estimated visits (a record over the budget
-    /// on its own gets a chunk of its own).
-    pub fn new(region: &Region, budget: u64) -> Self {
+    /// Cuts `region` into dispatches: each wide op alone, and the records between them in
+    /// chunks of at most `budget` estimated visits (a record over the budget alone).
+    pub fn new(region: &Region, budget: u64, reverse: bool) -> Self {
         let n = region.len();
         let mut chunks = Vec::new();
         let (mut start, mut used, mut max_visits) = (0usize, 0u64, 0u64);
+        let mut close = |chunks: &mut Vec<Chunk>, start: usize, end: usize, used: u64| {
+            if end > start {
+                chunks.push(Chunk {
+                    ops: start as u32..end as u32,
+                    wide: 0,
+                });
+                max_visits = max_visits.max(used);
+            }
+        };
         for i in 0..n {
+            let wide = wide_width(region, i, reverse);
+            if wide > 0 {
+                close(&mut chunks, start, i, used);
+                chunks.push(Chunk {
+                    ops: i as u32..i as u32 + 1,
+                    wide,
+                });
+                (start, used) = (i + 1, 0);
+                continue;
+            }
             let v = op_visits(region, i) + 1;
             if used + v > budget && i > start {
-                chunks.push(start as u32..i as u32);
-                max_visits = max_visits.max(used);
+                close(&mut chunks, start, i, used);
                 (start, used) = (i, 0);
             }
             used += v;
         }
-        if n > start {
-            chunks.push(start as u32..n as u32);
-            max_visits = max_visits.max(used);
-        }
+        close(&mut chunks, start, n, used);
         RegionPlan { chunks, max_visits }
     }
 }
@@ -298,11 +342,12 @@ impl GpuRegions {
         Ok(true)
     }
 
-    fn pipeline(&self, reverse: bool) -> Result<CachedPipeline, GpuError> {
-        let shader = if reverse {
-            &shaders::REGION_REVERSE
-        } else {
-            &shaders::REGION_FORWARD
+    fn pipeline(&self, reverse: bool, wide: bool) -> Result<CachedPipeline, GpuError> {
+        let shader = match (reverse, wide) {
+            (false, false) => &shaders::REGION_FORWARD,
+            (true, false) => &shaders::REGION_REVERSE,
+            (false, true) => &shaders::REGION_FORWARD_WIDE,
+            (true, true) => &shaders::REGION_REVERSE_WIDE,
         };
         let entries = [
             dynamic_uniform_entry(0, PARAMS_BYTES),
@@ -325,6 +370,7 @@ impl GpuRegions {
         masks: &MaskBits,
         data: &[f32],
         clean_below: usize,
+        reverse: bool,
     ) -> Result<RegionPlan, GpuError> {
         use wgpu::BufferUsages as U;
         let storage = U::STORAGE | U::COPY_DST | U::COPY_SRC;
@@ -375,7 +421,7 @@ impl GpuRegions {
                 .queue()
                 .write_buffer(b, from as u64 * 4, bytemuck::cast_slice(&data[from..]));
         }
-        Ok(RegionPlan::new(region, self.budget))
+        Ok(RegionPlan::new(region, self.budget, reverse))
     }
 
     /// Records one dispatch per chunk (backwards for the reverse pass) into a new command
@@ -389,23 +435,26 @@ impl GpuRegions {
         reverse: bool,
         tail: (&wgpu::Buffer, u64),
     ) -> Result<(), GpuError> {
-        let kernel = self.pipeline(reverse)?;
+        let kernels = [
+            self.pipeline(reverse, false)?,
+            self.pipeline(reverse, true)?,
+        ];
         let align = u64::from(self.ctx.limits().min_uniform_offset_alignment).max(PARAMS_BYTES);
         let mut params = Vec::new();
-        let order: Vec<&std::ops::Range<u32>> = if reverse {
+        let order: Vec<&Chunk> = if reverse {
             plan.chunks.iter().rev().collect()
         } else {
             plan.chunks.iter().collect()
         };
-        for r in &order {
+        for c in &order {
             let p = Params {
                 lanes: region.lanes,
-                op_begin: r.start,
-                op_end: r.end,
+                op_begin: c.ops.start,
+                op_end: c.ops.end,
                 words_per_mask: masks.words_per_mask.max(1),
                 nan_bits: f32::NAN.to_bits(),
                 inf_bits: f32::INFINITY.to_bits(),
-                pad0: 0,
+                pad0: c.wide,
                 pad1: 0,
             };
             params.extend_from_slice(bytemuck::bytes_of(&p));
@@ -455,8 +504,18 @@ impl GpuRegions {
             buf(&self.masks),
             buf(&self.adj),
         );
-        let groups = region.lanes.div_ceil(WORKGROUP);
         let ctx = Arc::clone(&self.ctx);
+        let max_groups = ctx.limits().max_workgroups_per_dimension.max(1);
+        for c in &order {
+            let invocations = u64::from(region.lanes) * u64::from(c.wide.max(1));
+            let fits = invocations.div_ceil(u64::from(WORKGROUP))
+                <= u64::from(max_groups) * u64::from(max_groups);
+            if !fits || invocations >= 1 << 32 {
+                return Err(GpuError::Unsupported(format!(
+                    "{invocations} invocations for one op exceed one dispatch"
+                )));
+            }
+        }
         let during = if reverse {
             "running a reverse region"
         } else {
@@ -466,48 +525,51 @@ impl GpuRegions {
             ctx.queue().write_buffer(&pb, 0, &params);
             ctx.queue()
                 .write_buffer(&gb, 0, bytemuck::cast_slice(&vec![start; lanes]));
-            let bind_group = ctx.device().create_bind_group(&wgpu::BindGroupDescriptor {
-                label: Some("ndvm.region.bind_group"),
-                layout: &kernel.layout,
-                entries: &[
-                    wgpu::BindGroupEntry {
-                        binding: 0,
-                        resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
-                            buffer: &pb,
-                            offset: 0,
-                            size: std::num::NonZeroU64::new(PARAMS_BYTES),
-                        }),
-                    },
-                    wgpu::BindGroupEntry {
-                        binding: 1,
-                        resource: whole(&sb),
-                    },
-                    wgpu::BindGroupEntry {
-                        binding: 2,
-                        resource: whole(&ob),
-                    },
-                    wgpu::BindGroupEntry {
-                        binding: 3,
-                        resource: whole(&ab),
-                    },
-                    wgpu::BindGroupEntry {
-                        binding: 4,
-                        resource: whole(&db),
-                    },
-                    wgpu::BindGroupEntry {
-                        binding: 5,
-                        resource: whole(&mb),
-                    },
-                    wgpu::BindGroupEntry {
-                        binding: 6,
-                        resource: whole(&jb),
-                    },
-                    wgpu::BindGroupEntry {
-                        binding: 7,
-                        resource: whole(&gb),
-                    },
-                ],
-            });
+            let bind_group = |kernel: &CachedPipeline| {
+                ctx.device().create_bind_group(&wgpu::BindGroupDescriptor {
+                    label: Some("ndvm.region.bind_group"),
+                    layout: &kernel.layout,
+                    entries: &[
+                        wgpu::BindGroupEntry {
+                            binding: 0,
+                            resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                                buffer: &pb,
+                                offset: 0,
+                                size: std::num::NonZeroU64::new(PARAMS_BYTES),
+                            }),
+                        },
+                        wgpu::BindGroupEntry {
+                            binding: 1,
+                            resource: whole(&sb),
+                        },
+                        wgpu::BindGroupEntry {
+                            binding: 2,
+                            resource: whole(&ob),
+                        },
+                        wgpu::BindGroupEntry {
+                            binding: 3,
+                            resource: whole(&ab),
+                        },
+                        wgpu::BindGroupEntry {
+                            binding: 4,
+                            resource: whole(&db),
+                        },
+                        wgpu::BindGroupEntry {
+                            binding: 5,
+                            resource: whole(&mb),
+                        },
+                        wgpu::BindGroupEntry {
+                            binding: 6,
+                            resource: whole(&jb),
+                        },
+                        wgpu::BindGroupEntry {
+                            binding: 7,
+                            resource: whole(&gb),
+                        },
+                    ],
+                })
+            };
+            let groups = [bind_group(&kernels[0]), bind_group(&kernels[1])];
             let mut encoder =
                 ctx.device()
                     .create_command_encoder(&wgpu::CommandEncoderDescriptor {
@@ -518,10 +580,18 @@ impl GpuRegions {
                     label: Some("ndvm.region.pass"),
                     timestamp_writes: None,
                 });
-                pass.set_pipeline(&kernel.pipeline);
-                for i in 0..order.len() as u64 {
-                    pass.set_bind_group(0, &bind_group, &[(i * align) as u32]);
-                    pass.dispatch_workgroups(groups, 1, 1);
+                let mut current = None;
+                for (i, c) in order.iter().enumerate() {
+                    let k = usize::from(c.wide > 0);
+                    if current != Some(k) {
+                        pass.set_pipeline(&kernels[k].pipeline);
+                        current = Some(k);
+                    }
+                    pass.set_bind_group(0, &groups[k], &[(i as u64 * align) as u32]);
+                    let n = (u64::from(region.lanes) * u64::from(c.wide.max(1)))
+                        .div_ceil(u64::from(WORKGROUP)) as u32;
+                    let x = n.min(max_groups);
+                    pass.dispatch_workgroups(x, n.div_ceil(x), 1);
                 }
             }
             encoder.copy_buffer_to_buffer(&gb, 0, tail.0, tail.1, lanes as u64 * 4);
@@ -547,7 +617,7 @@ impl GpuRegions {
             ..RegionStats::default()
         };
         self.check(&stats)?;
-        let plan = self.upload(region, masks, data, clean_below)?;
+        let plan = self.upload(region, masks, data, clean_below, false)?;
         let db = self.data.buffer.clone().expect("uploaded");
         self.dispatch(region, masks, &plan, false, (&db, data.len() as u64 * 4))?;
         let from = clean_below.min(data.len());
@@ -584,7 +654,7 @@ impl GpuRegions {
             ..RegionStats::default()
         };
         self.check(&stats)?;
-        let plan = self.upload(region, masks, data, clean_below)?;
+        let plan = self.upload(region, masks, data, clean_below, true)?;
         let mut adj = std::mem::take(&mut self.adj);
         let read = read.min(adj_len);
         let lanes = region.lanes as usize;
@@ -651,10 +721,12 @@ impl RegionDevice<f32> for GpuRegions {
             RegionPolicy::Always => true,
             RegionPolicy::Auto => match self.costs() {
                 Ok(c) => {
-                    let lanes = stats.lanes as u64;
+                    // At most the whole arena each way; each wide op is a dispatch, and the
+                    // interpreter's records come a few hundred to one.
                     let bytes = (stats.data_len as u64) * 4;
-                    let dispatches = (stats.ops as u64).div_ceil(256).max(1);
-                    c.prefer_device(stats.ops as u64, stats.work, lanes, bytes, dispatches)
+                    let narrow = (stats.ops - stats.wide_ops) as u64;
+                    let dispatches = stats.wide_ops as u64 + narrow.div_ceil(256) + 1;
+                    c.prefer_device(stats, bytes, dispatches)
                 }
                 Err(_) => false,
             },

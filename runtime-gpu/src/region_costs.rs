@@ -13,9 +13,13 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
-/// The synthetic regions tried, smallest first: (lanes, ops). The first whose run takes ten
-/// dispatch round trips is kept (so the fixed cost does not swamp the measure).
+/// The synthetic regions tried, smallest first: (lanes, ops). Each is measured in turn until one
+/// takes longer than [`ENOUGH_SECONDS`]; the last measured is kept, so a fast device is
+/// measured with enough lanes to fill it.
 const SIZES: [(u32, u32); 3] = [(4096, 64), (32_768, 128), (65_536, 512)];
+
+/// A synthetic run this long is measure enough.
+const ENOUGH_SECONDS: f64 = 0.2;
 
 /// The cache file of `ctx`'s adapter, if caching is on.
 fn cache_path(ctx: &GpuContext) -> Option<PathBuf> {
@@ -166,7 +170,7 @@ fn measure(ctx: &Arc<GpuContext>) -> Result<RegionCosts, GpuError> {
         dev.run_forward(&region, &masks, &mut data, 0)?;
         let mut best = f64::INFINITY;
         for _ in 0..3 {
-            let plan = dev.upload(&region, &masks, &data, data.len())?;
+            let plan = dev.upload(&region, &masks, &data, data.len(), false)?;
             let db = dev.data.buffer.clone().expect("uploaded");
             let t = Instant::now();
             dev.dispatch(&region, &masks, &plan, false, (&db, data.len() as u64 * 4))?;
@@ -177,7 +181,7 @@ fn measure(ctx: &Arc<GpuContext>) -> Result<RegionCosts, GpuError> {
         device_ns = ((best * 1e6 - d.empty_dispatch_us).max(0.0) * 1e3 / work).max(1e-6);
         device_lanes = f64::from(lanes);
         cpu_ns = cpu_time(lanes as usize, ops as usize) * 1e9 / work;
-        if best * 1e6 > 10.0 * d.empty_dispatch_us {
+        if best > ENOUGH_SECONDS {
             break;
         }
     }

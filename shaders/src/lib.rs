@@ -13,7 +13,7 @@
 //!
 //! ```
 //! let names: Vec<&str> = shaders::ALL.iter().map(|s| s.name).collect();
-//! assert_eq!(names, ["ceiling", "empty", "region_forward", "region_reverse"]);
+//! assert_eq!(names[..4], ["ceiling", "empty", "region_forward", "region_reverse"]);
 //! assert!(shaders::CEILING.source.contains("@compute"));
 //! ```
 #![forbid(unsafe_code)]
@@ -75,8 +75,31 @@ pub const REGION_REVERSE: Shader = Shader {
     ..REGION_FORWARD
 };
 
+/// The region interpreter's wide forward op (`forward_wide`): one op, one invocation per
+/// (lane, result element).
+pub const REGION_FORWARD_WIDE: Shader = Shader {
+    name: "region_forward_wide",
+    entry_point: "forward_wide",
+    ..REGION_FORWARD
+};
+
+/// The region interpreter's wide reverse op (`reverse_wide`): one op, one invocation per
+/// (lane, operand element).
+pub const REGION_REVERSE_WIDE: Shader = Shader {
+    name: "region_reverse_wide",
+    entry_point: "reverse_wide",
+    ..REGION_FORWARD
+};
+
 /// Every shader of the crate.
-pub const ALL: &[Shader] = &[CEILING, EMPTY, REGION_FORWARD, REGION_REVERSE];
+pub const ALL: &[Shader] = &[
+    CEILING,
+    EMPTY,
+    REGION_FORWARD,
+    REGION_REVERSE,
+    REGION_FORWARD_WIDE,
+    REGION_REVERSE_WIDE,
+];
 
 /// The size of the region interpreter's `Params` block, bytes.
 pub const REGION_PARAMS_BYTES: u64 = 32;

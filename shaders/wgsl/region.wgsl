@@ -582,7 +582,191 @@ fn reverse_op(i: u32) {
             default: { linalg_r(sub, out, a, b); }
         }
     }
-    for (var e = 0u; e < n; e++) { adj[ai(out, e)] = 0.0; }
+    // The result's adjoint is not cleared: no other record reads it, and the host clears the
+    // whole adjoint arena before a reverse pass.
+}
+
+// ---- Wide ops: one invocation per (lane, element), one op per dispatch (op_begin). ----
+
+// The invocation's index over a 2-D grid of workgroups.
+fn flat(gid: vec3<u32>, nwg: vec3<u32>) -> u32 {
+    return gid.x + gid.y * nwg.x * 64u;
+}
+
+fn forward_wide_op(i: u32, e: u32) {
+    let o = i * OW;
+    let code = ops[o];
+    let sub = ops[o + 1u];
+    let out = ops[o + 2u];
+    let a = ops[o + 3u];
+    let b = ops[o + 4u];
+    let extra = ops[o + 5u];
+    switch code {
+        case 0u: { put(out, e, unary_f(sub, ld(a, e))); }
+        case 1u: {
+            let ea = select(e, 0u, len_of(a) == 1u);
+            let eb = select(e, 0u, len_of(b) == 1u);
+            put(out, e, binary_f(sub, ld(a, ea), ld(b, eb)));
+        }
+        case 2u: { put(out, e, select(ld(b, e), ld(a, e), bit(extra))); }
+        case 3u: {
+            var base = 0u;
+            for (var q = 0u; q < ops[o + 7u]; q++) {
+                let p = aux[extra + q];
+                let l = len_of(p);
+                if e < base + l {
+                    put(out, e, ld(p, e - base));
+                    break;
+                }
+                base += l;
+            }
+        }
+        case 4u: { put(out, e, ld(a, extra + e)); }
+        default: {
+            let m = rows_of(a);
+            let k = cols_of(a);
+            switch sub {
+                case 6u: {
+                    var s = 0.0;
+                    for (var j = 0u; j < k; j++) { s = s + ld(a, e * k + j) * ld(b, j); }
+                    put(out, e, s);
+                }
+                case 7u: {
+                    let nb = cols_of(b);
+                    let r = e / nb;
+                    let c = e % nb;
+                    var s = 0.0;
+                    for (var p = 0u; p < k; p++) { s = s + ld(a, r * k + p) * ld(b, p * nb + c); }
+                    put(out, e, s);
+                }
+                case 8u: {
+                    // out is k x m: element e is (e / m, e % m) = A[e % m][e / m].
+                    put(out, e, ld(a, (e % m) * k + e / m));
+                }
+                default: {
+                    let nb = len_of(b);
+                    put(out, e, ld(a, e / nb) * ld(b, e % nb));
+                }
+            }
+        }
+    }
+}
+
+fn reverse_wide_op(i: u32, e: u32) {
+    let o = i * OW;
+    let code = ops[o];
+    let sub = ops[o + 1u];
+    let out = ops[o + 2u];
+    let a = ops[o + 3u];
+    let b = ops[o + 4u];
+    let extra = ops[o + 5u];
+    let n = len_of(out);
+    switch code {
+        case 0u: {
+            if e < n && has_adj(a) { acc(a, e, gadj(out, e) * unary_d(sub, ld(a, e), ld(out, e))); }
+        }
+        case 1u: {
+            let sa = len_of(a) == 1u;
+            let sb = len_of(b) == 1u;
+            if e < n {
+                let d = binary_d(sub, ld(a, select(e, 0u, sa)), ld(b, select(e, 0u, sb)), ld(out, e));
+                let g = gadj(out, e);
+                if !sa { acc(a, e, g * d.x); }
+                if !sb { acc(b, e, g * d.y); }
+            }
+            // A broadcast scalar's adjoint is a sum over the elements: one invocation adds it.
+            if e == 0u && (sa || sb) {
+                var s = 0.0;
+                for (var q = 0u; q < n; q++) {
+                    let d = binary_d(sub, ld(a, select(q, 0u, sa)), ld(b, select(q, 0u, sb)), ld(out, q));
+                    s = s + gadj(out, q) * select(d.y, d.x, sa);
+                }
+                if sa { acc(a, 0u, s); } else { acc(b, 0u, s); }
+            }
+        }
+        case 2u: {
+            if e < n {
+                if bit(extra) { acc(a, e, gadj(out, e)); } else { acc(b, e, gadj(out, e)); }
+            }
+        }
+        case 4u: {
+            if e < n { acc(a, extra + e, gadj(out, e)); }
+        }
+        default: {
+            let m = rows_of(a);
+            let k = cols_of(a);
+            switch sub {
+                case 6u: {
+                    // y = A v: dA[r][c] += g[r] v[c]; dv[c] += sum_r A[r][c] g[r].
+                    if e < m * k && has_adj(a) { acc(a, e, gadj(out, e / k) * ld(b, e % k)); }
+                    if e < k && has_adj(b) {
+                        var s = 0.0;
+                        for (var r = 0u; r < m; r++) { s = s + ld(a, r * k + e) * gadj(out, r); }
+                        acc(b, e, s);
+                    }
+                }
+                case 7u: {
+                    // C = A B: dA = G B^T, dB = A^T G.
+                    let nb = cols_of(b);
+                    if e < m * k && has_adj(a) {
+                        let r = e / k;
+                        let p = e % k;
+                        var s = 0.0;
+                        for (var c = 0u; c < nb; c++) { s = s + gadj(out, r * nb + c) * ld(b, p * nb + c); }
+                        acc(a, e, s);
+                    }
+                    if e < k * nb && has_adj(b) {
+                        let p = e / nb;
+                        let c = e % nb;
+                        var s = 0.0;
+                        for (var r = 0u; r < m; r++) { s = s + ld(a, r * k + p) * gadj(out, r * nb + c); }
+                        acc(b, e, s);
+                    }
+                }
+                case 8u: {
+                    if e < m * k { acc(a, e, gadj(out, (e % k) * m + e / k)); }
+                }
+                default: {
+                    let na = len_of(a);
+                    let nb = len_of(b);
+                    if e < na && has_adj(a) {
+                        var s = 0.0;
+                        for (var c = 0u; c < nb; c++) { s = s + gadj(out, e * nb + c) * ld(b, c); }
+                        acc(a, e, s);
+                    }
+                    if e < nb && has_adj(b) {
+                        var s = 0.0;
+                        for (var r = 0u; r < na; r++) { s = s + gadj(out, r * nb + e) * ld(a, r); }
+                        acc(b, e, s);
+                    }
+                }
+            }
+        }
+    }
+}
+
+// One wide op forward: P.op_end = P.op_begin + 1; `P.pad0` elements per lane. The invocation
+// of element 0 moves the lane's progress on.
+@compute @workgroup_size(64)
+fn forward_wide(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let t = flat(gid, nwg);
+    if t >= P.lanes * P.pad0 { return; }
+    lane = t % P.lanes;
+    let e = t / P.lanes;
+    forward_wide_op(P.op_begin, e);
+    if e == 0u && progress[lane] == P.op_begin { progress[lane] = P.op_end; }
+}
+
+// One wide op backwards, under its lane mask; `P.pad0` invocations per lane.
+@compute @workgroup_size(64)
+fn reverse_wide(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let t = flat(gid, nwg);
+    if t >= P.lanes * P.pad0 { return; }
+    lane = t % P.lanes;
+    let e = t / P.lanes;
+    let o = P.op_begin * OW;
+    if has_adj(ops[o + 2u]) && bit(ops[o + 6u]) { reverse_wide_op(P.op_begin, e); }
+    if e == 0u && progress[lane] == P.op_end { progress[lane] = P.op_begin; }
 }
 
 @compute @workgroup_size(64)

@@ -279,6 +279,49 @@ pub struct RegionStats {
     pub largest_factor: usize,
     /// The most work of one op (numbers computed per lane).
     pub heaviest: u64,
+    /// Work of the ops a device runs wide (see [`is_wide`]).
+    pub wide_work: u64,
+    /// Result elements of the wide ops, summed (with `wide_ops`, their mean width).
+    pub wide_elements: u64,
+    /// Wide ops.
+    pub wide_ops: usize,
+}
+
+impl RegionStats {
+    /// Adds one op of `work` numbers per lane with an `out_len`-element result.
+    pub fn add(&mut self, work: u64, wide: bool, out_len: u64) {
+        self.ops += 1;
+        self.work += work;
+        self.heaviest = self.heaviest.max(work);
+        if wide {
+            self.wide_work += work;
+            self.wide_elements += out_len;
+            self.wide_ops += 1;
+        }
+    }
+}
+
+/// Result elements from which an elementwise or product op is run *wide*: one invocation per
+/// (lane, result element) instead of one per lane, so that a batch of large vectors and
+/// matrices fills a GPU even at few lanes.
+pub const WIDE_MIN_ELEMENTS: u32 = 16;
+
+/// Whether an op of `opcode` (and `sub`) with an `out_len`-element result runs wide, forward
+/// (`reverse` false) or in the reverse pass. Reductions (`dot`, `vsum`, `norm`, `trace`),
+/// `normalize`, `cross` and the factorisations run one invocation per lane; so does a pack in
+/// the reverse pass (its parts may repeat, and two invocations would add to one adjoint).
+pub fn is_wide(opcode: Opcode, sub: u32, out_len: u32, reverse: bool) -> bool {
+    if out_len < WIDE_MIN_ELEMENTS {
+        return false;
+    }
+    match opcode {
+        Opcode::Unary | Opcode::Binary | Opcode::Select | Opcode::Extract => true,
+        Opcode::Pack => !reverse,
+        Opcode::Linalg => matches!(
+            LinalgOp::ALL.get(sub as usize),
+            Some(LinalgOp::Matmul | LinalgOp::Matvec | LinalgOp::Transpose | LinalgOp::Outer)
+        ),
+    }
 }
 
 /// A region device's error, in words (the caller adds where it happened).
@@ -356,14 +399,20 @@ pub struct RegionCosts {
 }
 
 impl RegionCosts {
-    /// Estimated device seconds for a region of `ops` records and `work` numbers per lane
-    /// over `lanes` lanes, moving `bytes` each way, in `dispatches` dispatches.
-    pub fn device_seconds(&self, work: u64, lanes: u64, bytes: u64, dispatches: u64) -> f64 {
+    /// Estimated device seconds for a region of this size moving `bytes` each way in
+    /// `dispatches` dispatches. Work run one invocation per lane costs as if there were at
+    /// least `device_lanes` lanes (the device is not full below them); wide work has as many
+    /// invocations as lanes times result elements.
+    pub fn device_seconds(&self, s: &RegionStats, bytes: u64, dispatches: u64) -> f64 {
         let gib = bytes as f64 / f64::from(1u32 << 30);
+        let lanes = s.lanes as f64;
+        let narrow = (s.work - s.wide_work) as f64 * lanes.max(self.device_lanes);
+        let width = s.wide_elements as f64 / s.wide_ops.max(1) as f64;
+        let wide = s.wide_work as f64 * lanes.max(self.device_lanes / width.max(1.0));
         dispatches as f64 * self.dispatch_us * 1e-6
             + gib / self.upload_gib_per_s.max(1e-9)
             + gib / self.download_gib_per_s.max(1e-9)
-            + work as f64 * (lanes as f64).max(self.device_lanes) * self.device_ns_per_work * 1e-9
+            + (narrow + wide) * self.device_ns_per_work * 1e-9
     }
 
     /// Estimated CPU seconds for the same region.
@@ -372,22 +421,18 @@ impl RegionCosts {
     }
 
     /// True when some region at `lanes` lanes could run faster on the device: a number of
-    /// work costs less there, counting the lanes the device needs to be full.
+    /// wide work (on results of up to 1024 elements) costs less there, counting the invocations
+    /// the device needs to be full.
     pub fn can_pay_at(&self, lanes: usize) -> bool {
         let lanes = lanes as f64;
-        self.device_ns_per_work * lanes.max(self.device_lanes) < self.cpu_ns_per_work * lanes
+        self.device_ns_per_work * lanes.max(self.device_lanes / 1024.0)
+            < self.cpu_ns_per_work * lanes
     }
 
-    /// True when the device is expected to be faster.
-    pub fn prefer_device(
-        &self,
-        ops: u64,
-        work: u64,
-        lanes: u64,
-        bytes: u64,
-        dispatches: u64,
-    ) -> bool {
-        self.device_seconds(work, lanes, bytes, dispatches) < self.cpu_seconds(ops, work, lanes)
+    /// True when the device is expected to run a region of this size faster.
+    pub fn prefer_device(&self, s: &RegionStats, bytes: u64, dispatches: u64) -> bool {
+        self.device_seconds(s, bytes, dispatches)
+            < self.cpu_seconds(s.ops as u64, s.work, s.lanes as u64)
     }
 }
 
@@ -439,11 +484,22 @@ mod tests {
             cpu_ns_per_work: 1.0,
             cpu_ns_per_op: 100.0,
         };
+        let stats = |ops: usize, work: u64, lanes: usize| RegionStats {
+            ops,
+            work,
+            lanes,
+            ..RegionStats::default()
+        };
         // One lane, a few ops: the dispatch dominates.
-        assert!(!c.prefer_device(20, 40, 1, 1024, 1));
+        assert!(!c.prefer_device(&stats(20, 40, 1), 1024, 1));
         // 65,536 lanes of a long region: the device wins.
-        assert!(c.prefer_device(2000, 20_000, 65_536, 64 << 20, 2));
-        // Below the lanes that fill the device, a lane costs as much as a full device.
-        assert!(c.can_pay_at(4096) && c.can_pay_at(64) && !c.can_pay_at(32));
+        assert!(c.prefer_device(&stats(2000, 20_000, 65_536), 64 << 20, 2));
+        // 16 lanes of narrow work cost as much as a full device (4096 lanes): the CPU wins;
+        // the same work wide over 1024-element results fills the device.
+        let mut wide = stats(200, 200 * 1024 * 32, 16);
+        assert!(!c.prefer_device(&wide, 1 << 20, 200));
+        (wide.wide_work, wide.wide_elements, wide.wide_ops) = (wide.work, 200 * 1024, 200);
+        assert!(c.prefer_device(&wide, 1 << 20, 200));
+        assert!(c.can_pay_at(64) && !c.can_pay_at(0));
     }
 }

@@ -15,6 +15,7 @@ use std::sync::Arc;
 
 const WIDTHS: [usize; 3] = [1, 64, 4096];
 
+
 fn gpu_session(ctx: &Arc<GpuContext>) -> Session<f32> {
     let mut s = Session::<f32>::new();
     s.set_device(Some(Box::new(GpuRegions::new(
@@ -204,7 +205,9 @@ fn a_region_past_the_software_drivers_loop_cap_is_split() {
         "(loop ((k 0) (y x)) (if (= k 4000) y (recur (+ k 1) (+ (* y 0.999) (* 0.001 (sin y))))))",
     )
     .expect("parses");
-    let device = GpuRegions::new(Arc::clone(&ctx), RegionPolicy::Always);
+    // The software driver's budget on every adapter, so the split is exercised on real GPUs too.
+    let device = GpuRegions::new(Arc::clone(&ctx), RegionPolicy::Always)
+        .with_visit_budget(runtime_gpu::region::SOFTWARE_VISIT_BUDGET);
     let dispatches = device.dispatch_counter();
     let mut gpu = Session::<f32>::new();
     gpu.set_device(Some(Box::new(device)));
@@ -244,4 +247,53 @@ fn a_lost_device_is_an_error_not_a_hang() {
             other => panic!("expected a device error, got {other:?}"),
         }
     }
+}
+
+#[test]
+fn wide_ops_agree_across_devices() {
+    let Some(ctx) = gpu_or_skip("wide_ops_agree_across_devices") else {
+        return;
+    };
+    // Vectors and matrices of 16 elements and more run one invocation per (lane, element):
+    // elementwise ops with a broadcast per-lane scalar, select, pack, extract, outer,
+    // transpose, matvec and matmul, forward and reverse; and the D-dimensional Kalman filter.
+    let wide = "(let* ((v (* x (+ (iota 20) 1.0)))
+                       (M (outer v v))
+                       (T (transpose (* 0.01 M)))
+                       (w (matvec T (sin v)))
+                       (u (if (< x 0.5) (* 2.0 w) (exp (* -0.001 w))))
+                       (P (mat u u (- u) (* x u)))
+                       (R (matmul (transpose P) P)))
+                  (+ (vsum (* a R)) (vsum (ref P 1)) (dot u u)))";
+    let kalman = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../examples/kalman_nd.scm"
+    ))
+    .expect("the example");
+    let mut gpu = gpu_session(&ctx);
+    let mut bad = Vec::new();
+    type Case<'a> = (&'a str, &'a str, Vec<(String, f64, f64)>, Bindings);
+    let cases: [Case<'_>; 2] = [
+        (
+            "wide",
+            wide,
+            vec![("x".into(), 0.2, 0.8), ("a".into(), 0.5, 1.5)],
+            Bindings::new(),
+        ),
+        (
+            "kalman_nd_8",
+            &kalman,
+            vec![("q".into(), 0.02, 0.1), ("r".into(), 0.05, 0.2)],
+            Bindings::new().scalar("d", 8.0),
+        ),
+    ];
+    for (name, src, inputs, uniform) in &cases {
+        let program = Program::parse(src).expect("parses");
+        let grad: Vec<String> = inputs.iter().map(|i| i.0.clone()).collect();
+        for (i, &w) in [1usize, 64, 300].iter().enumerate() {
+            let b = lanes(inputs, uniform, w, 500 + i as u64);
+            bad.extend(compare(name, &program, &b, &grad, &mut gpu));
+        }
+    }
+    report(bad);
 }

@@ -13,7 +13,7 @@ use crate::payload::{Col, SlotInfo, NO_ADJOINT};
 use crate::tape::{LinalgOp, Rec};
 use crate::value::Slot;
 use shared_ir::region::{
-    encode_op, MaskBits, OpRecord, Opcode, Region, RegionStats, NO_ADJ, SLOT_WORDS,
+    encode_op, is_wide, MaskBits, OpRecord, Opcode, Region, RegionStats, NO_ADJ, SLOT_WORDS,
 };
 use shared_ir::{Real, Shape};
 
@@ -238,8 +238,12 @@ pub(crate) fn encode_rec(region: &mut Region, rec: &Rec, mask: u32, parts: &[Slo
     encode_op(&r, &mut region.ops);
 }
 
-/// The size of a list of records, for the cost model.
-pub(crate) fn stats<R: Real>(st: &State<R>, recs: impl Iterator<Item = Rec>) -> RegionStats {
+/// The size of a list of records, for the cost model (`reverse`: as the reverse pass).
+pub(crate) fn stats<R: Real>(
+    st: &State<R>,
+    recs: impl Iterator<Item = Rec>,
+    reverse: bool,
+) -> RegionStats {
     let mut s = RegionStats {
         lanes: st.pay.lanes(),
         data_len: st.pay.top(),
@@ -247,13 +251,28 @@ pub(crate) fn stats<R: Real>(st: &State<R>, recs: impl Iterator<Item = Rec>) -> 
         ..RegionStats::default()
     };
     for rec in recs {
-        s.ops += 1;
-        let w = work(st, &rec);
-        s.work += w;
-        s.heaviest = s.heaviest.max(w);
+        let (opcode, sub, out) = kind(&rec);
+        let len = st.pay.info(out).len;
+        s.add(
+            work(st, &rec),
+            is_wide(opcode, sub, len, reverse),
+            u64::from(len),
+        );
         s.largest_factor = s.largest_factor.max(factor_size(st, &rec));
     }
     s
+}
+
+/// A record's opcode, sub-op and result.
+fn kind(rec: &Rec) -> (Opcode, u32, Slot) {
+    match *rec {
+        Rec::Unary { op, out, .. } => (Opcode::Unary, op.code(), out),
+        Rec::Binary { op, out, .. } => (Opcode::Binary, op.code(), out),
+        Rec::Select { out, .. } => (Opcode::Select, 0, out),
+        Rec::Pack { out, .. } => (Opcode::Pack, 0, out),
+        Rec::Extract { out, .. } => (Opcode::Extract, 0, out),
+        Rec::Linalg { op, out, .. } => (Opcode::Linalg, op.code(), out),
+    }
 }
 
 impl<R: Real> Machine<'_, R> {
@@ -294,7 +313,7 @@ impl<R: Real> Machine<'_, R> {
             return Ok(());
         }
         let st = &mut *self.s;
-        let stats = stats(st, st.pending.iter().copied());
+        let stats = stats(st, st.pending.iter().copied(), false);
         let on_device = match st.device.as_mut() {
             Some(d) => d.wants(&stats),
             None => false,
