@@ -201,6 +201,8 @@ pub struct GpuRegions {
     policy: RegionPolicy,
     budget: u64,
     software: bool,
+    /// Why the region just taken under [`RegionPolicy::Always`] cannot run here.
+    refused: Option<GpuError>,
     pub(crate) data: Grow,
     slots: Grow,
     ops: Grow,
@@ -230,6 +232,7 @@ impl GpuRegions {
             policy,
             budget,
             software,
+            refused: None,
             data: Grow::default(),
             slots: Grow::default(),
             ops: Grow::default(),
@@ -714,6 +717,11 @@ impl RegionDevice<f32> for GpuRegions {
 
     fn wants(&mut self, stats: &RegionStats) -> bool {
         if let Err(e) = self.check(stats) {
+            if self.policy == RegionPolicy::Always {
+                // `gpu` was asked for: the region is taken, and refused with this error.
+                self.refused = Some(e);
+                return true;
+            }
             log::info!("ndvm GPU: region runs on the CPU: {e}");
             return false;
         }
@@ -740,6 +748,9 @@ impl RegionDevice<f32> for GpuRegions {
         data: &mut [f32],
         clean_below: usize,
     ) -> DeviceResult<()> {
+        if let Some(e) = self.refused.take() {
+            return Err(e.to_string());
+        }
         self.run_forward(region, masks, data, clean_below)
             .map_err(|e| e.to_string())
     }
@@ -754,6 +765,9 @@ impl RegionDevice<f32> for GpuRegions {
         seed: (usize, &[f32]),
         read: usize,
     ) -> DeviceResult<Vec<f32>> {
+        if let Some(e) = self.refused.take() {
+            return Err(e.to_string());
+        }
         self.run_reverse(region, masks, data, clean_below, adj_len, seed, read)
             .map_err(|e| e.to_string())
     }

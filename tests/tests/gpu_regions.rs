@@ -15,7 +15,6 @@ use std::sync::Arc;
 
 const WIDTHS: [usize; 3] = [1, 64, 4096];
 
-
 fn gpu_session(ctx: &Arc<GpuContext>) -> Session<f32> {
     let mut s = Session::<f32>::new();
     s.set_device(Some(Box::new(GpuRegions::new(

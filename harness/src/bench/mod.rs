@@ -1,5 +1,6 @@
 //! `ndvm bench` experiments: each prints ratios measured in one run against a baseline.
 
+pub mod auto;
 pub mod decompose;
 pub mod decompose_report;
 pub mod gpu_ceiling;

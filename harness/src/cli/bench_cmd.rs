@@ -28,6 +28,41 @@ pub enum Experiment {
     /// The region path: the interpreted D-dimensional Kalman likelihood with gradient, its
     /// regions on the GPU against the CPU on all cores, over a grid of lanes B and dimensions D.
     GpuRegions(GpuRegionsArgs),
+    /// What `--device auto` costs where it keeps the work on the CPU: the conformance suite at
+    /// one lane and the Kalman program at 1024 lanes, against no device.
+    Auto(AutoArgs),
+}
+
+/// Arguments of `ndvm bench auto`.
+#[derive(Args, Debug)]
+pub struct AutoArgs {
+    /// Minimum milliseconds per timing sample.
+    #[arg(long, default_value_t = 100)]
+    pub sample_ms: u64,
+    /// Samples per figure (the median is reported).
+    #[arg(long, default_value_t = 5)]
+    pub samples: usize,
+    /// `text` or `json`.
+    #[arg(long, default_value = "text")]
+    pub format: String,
+}
+
+fn auto_cmd(a: AutoArgs) -> ExitCode {
+    use crate::bench::auto;
+    if a.format != "text" && a.format != "json" {
+        eprintln!("error: unknown format `{}` (use text or json)", a.format);
+        return ExitCode::from(2);
+    }
+    let rows = auto::run(Duration::from_millis(a.sample_ms), a.samples);
+    if a.format == "json" {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&rows).expect("serialisable")
+        );
+    } else {
+        auto::print_text(&rows);
+    }
+    ExitCode::SUCCESS
 }
 
 /// Arguments of `ndvm bench gpu-regions`.
@@ -130,6 +165,7 @@ pub fn main(args: BenchArgs) -> ExitCode {
         Experiment::Kalman(a) => kalman_cmd(a),
         Experiment::GpuCeiling(a) => gpu_ceiling_cmd(a),
         Experiment::GpuRegions(a) => gpu_regions_cmd(a),
+        Experiment::Auto(a) => auto_cmd(a),
         Experiment::Decompose(a) => decompose_cmd(a),
     }
 }

@@ -6,6 +6,7 @@
 //! | `twin` | no | the CPU twin against the reference, in f64 and f32; its loop-visit counts against the plan |
 //! | `gpu_ceiling` | yes | the kernel against its twin at every D, the loop cap, batches, limits |
 //! | `context` | some | one shared context, cached pipelines, pooled buffers, costs, no adapter, a lost device |
+//! | `region` | yes | the region device's limits |
 //!
 //! Tests that need a device take it from `runtime_gpu::testing::gpu_or_skip`: without an
 //! adapter they skip with a note, except in CI (`CI` set), where they fail.
@@ -13,6 +14,7 @@
 mod context;
 mod gpu_ceiling;
 mod reference;
+mod region;
 mod twin;
 
 /// The acceptance tolerance of the GPU kernel (f32) against its CPU twin (f32), relative.
