@@ -277,7 +277,8 @@ pub struct RegionStats {
     pub adj_len: usize,
     /// The largest square matrix an op factors (0 when none does).
     pub largest_factor: usize,
-    /// The most work of one op (numbers computed per lane).
+    /// The most work one invocation does for one op: an op's numbers per lane, or for a wide
+    /// op, per (lane, element).
     pub heaviest: u64,
     /// Work of the ops a device runs wide (see [`is_wide`]).
     pub wide_work: u64,
@@ -292,7 +293,12 @@ impl RegionStats {
     pub fn add(&mut self, work: u64, wide: bool, out_len: u64) {
         self.ops += 1;
         self.work += work;
-        self.heaviest = self.heaviest.max(work);
+        let per_invocation = if wide {
+            work.div_ceil(out_len.max(1))
+        } else {
+            work
+        };
+        self.heaviest = self.heaviest.max(per_invocation);
         if wide {
             self.wide_work += work;
             self.wide_elements += out_len;
