@@ -1,0 +1,3 @@
+; error: Domain
+; at: 3:1
+(iota -1)
