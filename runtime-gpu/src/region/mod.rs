@@ -1,0 +1,256 @@
+//! The region device: runs the numeric regions of a walk ([`shared_ir::region`]) with the
+//! region interpreter (`shaders::REGION_FORWARD`, `shaders::REGION_REVERSE`), one invocation
+//! per lane, compiled once.
+//!
+//! The device keeps the walk's data arena in one storage buffer. A forward call uploads what
+//! changed on the host since the last call, runs the region's records in dispatches of a few
+//! thousand loop visits each (Mesa's software driver silently ends an invocation after 65,535;
+//! see [`RegionPlan`]), and reads the new numbers back. A reverse call clears the adjoint
+//! arena, seeds the result's adjoint, runs the tape's records backwards in the same kind of
+//! dispatches and reads back the adjoints the caller asks for.
+//!
+//! With [`RegionPolicy::Auto`] the device takes a region only when the cost model of
+//! [`shared_ir::region::RegionCosts`], with costs measured on this machine, expects it to be
+//! faster than the CPU; with [`RegionPolicy::Always`] it takes every region it can run.
+//!
+//! | file | what |
+//! | --- | --- |
+//! | `mod.rs` | the device, its policy and limits, and the [`RegionDevice`] it implements |
+//! | `plan.rs` | cutting a region into dispatches: interpreter chunks and wide ops |
+//! | `gpu.rs` | buffers, uploads, dispatches and read-backs |
+
+mod gpu;
+mod plan;
+
+pub use plan::{op_visits, wide_width, Chunk, RegionPlan};
+
+use crate::context::GpuContext;
+use crate::error::GpuError;
+use gpu::Grow;
+use shared_ir::region::{DeviceResult, MaskBits, Region, RegionCosts, RegionDevice, RegionStats};
+use std::sync::Arc;
+
+/// Invocations per workgroup (the shader's `@workgroup_size`).
+pub const WORKGROUP: u32 = 64;
+/// The largest matrix the interpreter factors (its private arrays hold 8 x 8).
+pub const MAX_FACTOR: usize = 8;
+/// Loop visits one invocation may make in one dispatch, as estimated by [`op_visits`], on
+/// Mesa's software driver (which ends an invocation after 65,535 loop-header visits; the
+/// estimate is an upper bound for the records' own loops, and the budget leaves room for the
+/// loops the compiler makes of the interpreter's dispatch).
+pub const SOFTWARE_VISIT_BUDGET: u64 = 2_048;
+/// The same on other adapters, which have no such cap: only a bound on one dispatch's length.
+pub const HARDWARE_VISIT_BUDGET: u64 = 1 << 24;
+/// The most work (numbers per lane) one op may have on the software driver, whose loop cap
+/// one invocation must stay under.
+pub const SOFTWARE_MAX_OP_WORK: u64 = 4_096;
+
+/// When the device takes a region.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RegionPolicy {
+    /// Every region it can run (`--device gpu`).
+    Always,
+    /// The regions the cost model expects to run faster here (`--device auto`).
+    Auto,
+}
+/// The GPU region device.
+#[derive(Debug)]
+pub struct GpuRegions {
+    ctx: Arc<GpuContext>,
+    policy: RegionPolicy,
+    budget: u64,
+    software: bool,
+    /// Why the region just taken under [`RegionPolicy::Always`] cannot run here.
+    refused: Option<GpuError>,
+    pub(crate) data: Grow,
+    slots: Grow,
+    ops: Grow,
+    aux: Grow,
+    masks: Grow,
+    adj: Grow,
+    params: Grow,
+    progress: Grow,
+    /// Lanes of the walk whose data the device holds.
+    lanes: u32,
+    /// Dispatches made, over the device's life (shared with [`GpuRegions::dispatch_counter`]).
+    dispatches: Arc<std::sync::atomic::AtomicU64>,
+}
+impl GpuRegions {
+    /// A region device on `ctx`.
+    pub fn new(ctx: Arc<GpuContext>, policy: RegionPolicy) -> Self {
+        let software = ctx.adapter().device_type == "Cpu"
+            || ctx.adapter().name.to_ascii_lowercase().contains("llvmpipe");
+        let budget = if software {
+            SOFTWARE_VISIT_BUDGET
+        } else {
+            HARDWARE_VISIT_BUDGET
+        };
+        GpuRegions {
+            ctx,
+            policy,
+            budget,
+            software,
+            refused: None,
+            data: Grow::default(),
+            slots: Grow::default(),
+            ops: Grow::default(),
+            aux: Grow::default(),
+            masks: Grow::default(),
+            adj: Grow::default(),
+            params: Grow::default(),
+            progress: Grow::default(),
+            lanes: 0,
+            dispatches: Arc::default(),
+        }
+    }
+
+    /// A counter of the dispatches this device makes, readable after the device is handed to a
+    /// session.
+    pub fn dispatch_counter(&self) -> Arc<std::sync::atomic::AtomicU64> {
+        Arc::clone(&self.dispatches)
+    }
+
+    /// Sets the loop-visit budget of one dispatch (tests use a small one to force many).
+    pub fn with_visit_budget(mut self, budget: u64) -> Self {
+        self.budget = budget.max(1);
+        self
+    }
+
+    /// The context the device runs on.
+    pub fn context(&self) -> &Arc<GpuContext> {
+        &self.ctx
+    }
+
+    /// The measured costs `auto` decides with.
+    pub fn costs(&self) -> Result<RegionCosts, GpuError> {
+        self.ctx.region_costs()
+    }
+
+    /// Whether the device can run a region of this size at all (and why not).
+    pub fn check(&self, stats: &RegionStats) -> Result<(), GpuError> {
+        let limits = self.ctx.limits();
+        if stats.largest_factor > MAX_FACTOR {
+            return Err(GpuError::Unsupported(format!(
+                "the region interpreter factors matrices of at most {MAX_FACTOR}x{MAX_FACTOR}; \
+                 this region factors {0}x{0}",
+                stats.largest_factor
+            )));
+        }
+        if self.software && stats.heaviest > SOFTWARE_MAX_OP_WORK {
+            return Err(GpuError::Unsupported(format!(
+                "an op of {} numbers per lane is too long for one invocation on a software \
+                 driver ({SOFTWARE_MAX_OP_WORK} at most)",
+                stats.heaviest
+            )));
+        }
+        let groups = (stats.lanes as u64).div_ceil(u64::from(WORKGROUP));
+        if groups > 65_535 {
+            return Err(GpuError::Unsupported(format!(
+                "{} lanes in one walk exceed one dispatch ({} at most)",
+                stats.lanes,
+                65_535 * WORKGROUP
+            )));
+        }
+        let binding = limits
+            .max_storage_buffer_binding_size
+            .min(limits.max_buffer_size);
+        for (what, n) in [("data", stats.data_len), ("adjoint", stats.adj_len)] {
+            let bytes = n as u64 * 4;
+            if bytes > binding || n as u64 > u64::from(u32::MAX) {
+                return Err(GpuError::BufferTooLarge {
+                    label: format!("ndvm.region.{what}"),
+                    bytes,
+                    limit: binding,
+                    which: "max_storage_buffer_binding_size",
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+impl RegionDevice<f32> for GpuRegions {
+    fn describe(&self) -> String {
+        format!("GPU region interpreter on {}", self.ctx.adapter().name)
+    }
+
+    fn defer_at(&mut self, lanes: usize) -> bool {
+        match self.policy {
+            RegionPolicy::Always => true,
+            RegionPolicy::Auto => match self.costs() {
+                Ok(c) => c.can_pay_at(lanes),
+                Err(e) => {
+                    log::warn!("ndvm GPU: no region costs ({e}); running regions on the CPU");
+                    false
+                }
+            },
+        }
+    }
+
+    fn wants(&mut self, stats: &RegionStats) -> bool {
+        if let Err(e) = self.check(stats) {
+            if self.policy == RegionPolicy::Always {
+                // `gpu` was asked for: the region is taken, and refused with this error.
+                self.refused = Some(e);
+                return true;
+            }
+            log::info!("ndvm GPU: region runs on the CPU: {e}");
+            return false;
+        }
+        match self.policy {
+            RegionPolicy::Always => true,
+            RegionPolicy::Auto => match self.costs() {
+                Ok(c) => {
+                    // At most the whole arena each way; each wide op is a dispatch, and the
+                    // interpreter's records come a few hundred to one.
+                    let bytes = (stats.data_len as u64) * 4;
+                    let narrow = (stats.ops - stats.wide_ops) as u64;
+                    let dispatches = stats.wide_ops as u64 + narrow.div_ceil(256) + 1;
+                    c.prefer_device(stats, bytes, dispatches)
+                }
+                Err(_) => false,
+            },
+        }
+    }
+
+    fn forward(
+        &mut self,
+        region: &Region,
+        masks: &MaskBits,
+        data: &mut [f32],
+        clean_below: usize,
+    ) -> DeviceResult<()> {
+        if let Some(e) = self.refused.take() {
+            return Err(e.to_string());
+        }
+        self.run_forward(region, masks, data, clean_below)
+            .map_err(|e| e.to_string())
+    }
+
+    fn reverse(
+        &mut self,
+        region: &Region,
+        masks: &MaskBits,
+        data: &[f32],
+        clean_below: usize,
+        adj_len: usize,
+        seed: (usize, &[f32]),
+        read: usize,
+    ) -> DeviceResult<Vec<f32>> {
+        if let Some(e) = self.refused.take() {
+            return Err(e.to_string());
+        }
+        self.run_reverse(region, masks, data, clean_below, adj_len, seed, read)
+            .map_err(|e| e.to_string())
+    }
+}
+impl GpuContext {
+    /// The region cost model's terms on this machine: read from the cost cache when a run
+    /// measured them before on this adapter and driver, else measured now and cached (see
+    /// `region_costs.rs`); then kept for the life of the context.
+    pub fn region_costs(self: &Arc<Self>) -> Result<RegionCosts, GpuError> {
+        self.region_costs
+            .get_or_init(|| crate::region_costs::cached_or_measured(self))
+            .clone()
+    }
+}
