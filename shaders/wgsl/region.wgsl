@@ -37,6 +37,8 @@ var<private> lane: u32;
 var<private> M: array<f32, 64>;
 var<private> X: array<f32, 64>;
 var<private> T: array<f32, 64>;
+// ln |det| of the last elimination: the sum of ln |pivot| (no product to overflow).
+var<private> LOGABS: f32;
 
 fn nan() -> f32 { return bitcast<f32>(P.nan_bits); }
 fn inf() -> f32 { return bitcast<f32>(P.inf_bits); }
@@ -171,6 +173,7 @@ fn binary_d(op: u32, a: f32, b: f32, y: f32) -> vec2<f32> {
 // right-hand side in X: afterwards X holds M^-1 X. Returns the determinant.
 fn eliminate(n: u32, k: u32) -> f32 {
     var det = 1.0;
+    LOGABS = 0.0;
     for (var c = 0u; c < n; c++) {
         var p = c;
         var best = abs(M[c * n + c]);
@@ -189,6 +192,11 @@ fn eliminate(n: u32, k: u32) -> f32 {
         }
         let piv = M[c * n + c];
         det = det * piv;
+        LOGABS = LOGABS + ln(abs(piv));
+        if piv == 0.0 && k == 0u {
+            // A singular matrix: its determinant is 0 (as the CPU's LU gives), nothing to solve.
+            return 0.0;
+        }
         let inv = 1.0 / piv;
         for (var j = 0u; j < n; j++) { M[c * n + j] = M[c * n + j] * inv; }
         for (var j = 0u; j < k; j++) { X[c * k + j] = X[c * k + j] * inv; }
@@ -288,7 +296,15 @@ fn linalg_f(op: u32, out: u32, a: u32, b: u32) {
             }
         }
         case 11u: { put(out, 0u, det_of(a, m)); }
-        case 12u: { put(out, 0u, ln(abs(det_of(a, m)))); }
+        case 12u: {
+            if m <= 2u {
+                put(out, 0u, ln(abs(det_of(a, m))));
+            } else {
+                for (var i = 0u; i < m * m; i++) { M[i] = ld(a, i); }
+                eliminate(m, 0u);
+                put(out, 0u, LOGABS);
+            }
+        }
         case 13u: {
             if m == 1u {
                 put(out, 0u, 1.0 / ld(a, 0u));

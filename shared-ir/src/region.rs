@@ -277,8 +277,8 @@ pub struct RegionStats {
     pub adj_len: usize,
     /// The largest square matrix an op factors (0 when none does).
     pub largest_factor: usize,
-    /// The most work one invocation does for one op: an op's numbers per lane, or for a wide
-    /// op, per (lane, element).
+    /// The longest loop one invocation runs for one op: an op's numbers per lane, or for a
+    /// wide op, its inner dimension (or the elements a broadcast scalar's adjoint sums).
     pub heaviest: u64,
     /// Work of the ops a device runs wide (see [`is_wide`]).
     pub wide_work: u64,
@@ -289,15 +289,11 @@ pub struct RegionStats {
 }
 
 impl RegionStats {
-    /// Adds one op of `work` numbers per lane with an `out_len`-element result.
-    pub fn add(&mut self, work: u64, wide: bool, out_len: u64) {
+    /// Adds one op of `work` numbers per lane with an `out_len`-element result, whose longest
+    /// loop in one invocation is `per_invocation` iterations.
+    pub fn add(&mut self, work: u64, wide: bool, out_len: u64, per_invocation: u64) {
         self.ops += 1;
         self.work += work;
-        let per_invocation = if wide {
-            work.div_ceil(out_len.max(1))
-        } else {
-            work
-        };
         self.heaviest = self.heaviest.max(per_invocation);
         if wide {
             self.wide_work += work;

@@ -296,3 +296,125 @@ fn wide_ops_agree_across_devices() {
     }
     report(bad);
 }
+
+/// Runs `src` in f32 on the CPU and with `device` (lane blocks of `block`), lanes of `x`.
+fn both(
+    src: &str,
+    uniform: Bindings,
+    xs: Vec<f64>,
+    grad: &[&str],
+    device: GpuRegions,
+    block: usize,
+) -> (runtime_cpu::Outcome, runtime_cpu::Outcome) {
+    let program = Program::parse(src).expect("parses");
+    let b = uniform.lanes("x", xs).expect("lanes");
+    let opts = RunOptions {
+        grad: GradSpec::Some(grad.iter().map(|s| s.to_string()).collect()),
+        lane_block: block,
+        ..Default::default()
+    };
+    let cpu = Session::<f32>::new()
+        .run(&program, &b, &opts)
+        .expect("bound");
+    let mut gpu = Session::<f32>::new();
+    gpu.set_device(Some(Box::new(device)));
+    let got = gpu.run(&program, &b, &opts).expect("bound");
+    (cpu, got)
+}
+
+#[test]
+fn regression_an_op_past_the_loop_cap_is_refused_never_truncated() {
+    let Some(ctx) = gpu_or_skip("regression_an_op_past_the_loop_cap_is_refused_never_truncated")
+    else {
+        return;
+    };
+    // 70,000 elements summed in one invocation: past Mesa's loop cap. Under `gpu` the software
+    // driver refuses it with a clear error (a real GPU runs it); never a shortened sum.
+    let src = "(vsum (* x (iota 70000)))";
+    let (cpu, got) = both(
+        src,
+        Bindings::new(),
+        vec![0.001, 0.002],
+        &["x"],
+        GpuRegions::new(Arc::clone(&ctx), RegionPolicy::Always),
+        0,
+    );
+    for l in 0..2 {
+        match &got.values[l] {
+            Err(Error::Device { message }) => assert!(message.contains("too long"), "{message}"),
+            Ok(v) => {
+                let (a, b) = (
+                    v.as_number().unwrap(),
+                    cpu.values[l].as_ref().unwrap().as_number().unwrap(),
+                );
+                assert!(close(a, b, DEVICE_RTOL), "lane {l}: gpu {a} cpu {b}");
+            }
+            other => panic!("lane {l}: {other:?}"),
+        }
+    }
+    // Under `auto` the CPU takes what the device cannot run: the CPU's numbers.
+    let (cpu, got) = both(
+        src,
+        Bindings::new(),
+        vec![0.001, 0.002],
+        &["x"],
+        GpuRegions::new(Arc::clone(&ctx), RegionPolicy::Auto),
+        0,
+    );
+    assert_eq!(cpu.values, got.values);
+}
+
+#[test]
+fn regression_det_of_a_singular_matrix_is_zero_and_logdet_does_not_overflow() {
+    let Some(ctx) = gpu_or_skip("regression_det_of_a_singular_matrix_is_zero") else {
+        return;
+    };
+    let device = || GpuRegions::new(Arc::clone(&ctx), RegionPolicy::Always);
+    let det = "(det (mat (vec x 0.0 0.0) (vec 0.0 1.0 0.0) (vec 0.0 0.0 1.0)))";
+    let (cpu, got) = both(det, Bindings::new(), vec![0.0, 2.0], &["x"], device(), 0);
+    assert_eq!(got.values[0].as_ref().unwrap().as_number(), Some(0.0));
+    assert_eq!(cpu.values[1], got.values[1]);
+    // ln |det| of x I (8x8) is 8 ln x: finite far past where det itself under- or overflows.
+    let logdet = "(logdet (scale x (eye 8)))";
+    let (cpu, got) = both(
+        logdet,
+        Bindings::new(),
+        vec![1e-6, 1e5],
+        &["x"],
+        device(),
+        0,
+    );
+    for l in 0..2 {
+        let (a, b) = (
+            got.values[l].as_ref().unwrap().as_number().unwrap(),
+            cpu.values[l].as_ref().unwrap().as_number().unwrap(),
+        );
+        assert!(
+            a.is_finite() && close(a, b, DEVICE_RTOL),
+            "lane {l}: gpu {a} cpu {b}"
+        );
+    }
+}
+
+#[test]
+fn regression_a_refused_region_does_not_fail_the_next_walk() {
+    let Some(ctx) = gpu_or_skip("regression_a_refused_region_does_not_fail_the_next_walk") else {
+        return;
+    };
+    // det of a uniform 10x10 matrix: the interpreter factors at most 8x8, so the reverse region
+    // is refused; no gradient reaches U from the result, so nothing runs it, and the refusal
+    // must not fall on the next lane block.
+    let u: Vec<f64> = (0..100)
+        .map(|i| if i % 11 == 0 { 2.0 } else { 0.1 })
+        .collect();
+    let uniform = Bindings::new().uniform("U", Tensor::matrix(10, 10, u).unwrap());
+    let (cpu, got) = both(
+        "(let ((d (det U)) (y (* x x))) 5.0)",
+        uniform,
+        vec![1.0, 2.0, 3.0],
+        &["U"],
+        GpuRegions::new(Arc::clone(&ctx), RegionPolicy::Always),
+        1,
+    );
+    assert_eq!(cpu.values, got.values);
+}

@@ -26,24 +26,54 @@ pub(crate) fn dims(s: Shape) -> (usize, usize) {
     }
 }
 
-/// Numbers a record computes per lane: its result's elements, plus n^3 for a factorisation.
+/// Numbers a record computes per lane, counting the inner loop of a product and n^3 for a
+/// factorisation: the cost model's measure, and the longest loop one invocation runs.
 pub(crate) fn work<R: Real>(st: &State<R>, rec: &Rec) -> u64 {
+    let len = |s: Slot| st.pay.info(s).n() as u64;
     match *rec {
-        Rec::Linalg { op, out, a, .. } => {
-            let n = st.pay.info(out).n() as u64;
-            let (m, _) = dims(st.pay.info(a).shape);
-            let inner = match op {
-                LinalgOp::Matmul | LinalgOp::Matvec | LinalgOp::Dot => m as u64,
-                _ if op.factors() => (m * m * m) as u64,
-                _ => 1,
+        Rec::Linalg { op, out, a, b } => {
+            let (m, k) = dims(st.pay.info(a).shape);
+            let (m, k) = (m as u64, k as u64);
+            let w = match op {
+                LinalgOp::Dot | LinalgOp::Vsum | LinalgOp::Norm | LinalgOp::Transpose => len(a),
+                LinalgOp::Normalize | LinalgOp::NormalizeProtected => 2 * len(a),
+                LinalgOp::Trace => m.min(k),
+                LinalgOp::Cross => 3,
+                // Each result element is a sum over the inner dimension.
+                LinalgOp::Matvec | LinalgOp::Matmul => len(out) * k,
+                LinalgOp::Outer => len(out),
+                LinalgOp::Solve => m * m * (m + dims(st.pay.info(b).shape).1 as u64),
+                LinalgOp::Det | LinalgOp::Logdet | LinalgOp::Inv => m * m * m,
             };
-            n.max(1) * inner.max(1)
+            w.max(1)
         }
+        Rec::Pack { out, count, .. } => len(out) + u64::from(count),
         Rec::Unary { out, .. }
         | Rec::Binary { out, .. }
         | Rec::Select { out, .. }
-        | Rec::Pack { out, .. }
-        | Rec::Extract { out, .. } => st.pay.info(out).n() as u64,
+        | Rec::Extract { out, .. } => len(out),
+    }
+}
+
+/// The longest loop one GPU invocation runs for a wide record (one invocation per lane and
+/// element): the dimensions of a product, or every element where a broadcast scalar's
+/// adjoint is summed.
+fn wide_loop<R: Real>(st: &State<R>, rec: &Rec) -> u64 {
+    let len = |s: Slot| st.pay.info(s).n() as u64;
+    match *rec {
+        Rec::Binary { out, a, b, .. } if len(a) == 1 || len(b) == 1 => len(out),
+        Rec::Pack { count, .. } => u64::from(count),
+        Rec::Linalg { op, a, b, .. } => {
+            let (m, k) = dims(st.pay.info(a).shape);
+            let (bm, bn) = dims(st.pay.info(b).shape);
+            match op {
+                LinalgOp::Matmul | LinalgOp::Matvec | LinalgOp::Outer => {
+                    [m, k, bm, bn].into_iter().max().unwrap_or(1) as u64
+                }
+                _ => 1,
+            }
+        }
+        _ => 1,
     }
 }
 
@@ -253,11 +283,10 @@ pub(crate) fn stats<R: Real>(
     for rec in recs {
         let (opcode, sub, out) = kind(&rec);
         let len = st.pay.info(out).len;
-        s.add(
-            work(st, &rec),
-            is_wide(opcode, sub, len, reverse),
-            u64::from(len),
-        );
+        let wide = is_wide(opcode, sub, len, reverse);
+        let w = work(st, &rec);
+        let per_invocation = if wide { wide_loop(st, &rec) } else { w };
+        s.add(w, wide, u64::from(len), per_invocation);
         s.largest_factor = s.largest_factor.max(factor_size(st, &rec));
     }
     s

@@ -188,6 +188,8 @@ impl RegionDevice<f32> for GpuRegions {
     }
 
     fn wants(&mut self, stats: &RegionStats) -> bool {
+        // A refusal concerns the region just offered, never a later one.
+        self.refused = None;
         if let Err(e) = self.check(stats) {
             if self.policy == RegionPolicy::Always {
                 // `gpu` was asked for: the region is taken, and refused with this error.
