@@ -44,19 +44,18 @@ fn cache_path(ctx: &GpuContext) -> Option<PathBuf> {
 fn to_text(c: &RegionCosts) -> String {
     format!(
         "dispatch_us {}\nupload_gib_per_s {}\ndownload_gib_per_s {}\ndevice_ns_per_work {}\n\
-         device_lanes {}\ncpu_ns_per_work {}\ncpu_ns_per_op {}\n",
+         device_lanes {}\ncpu_ns_per_work {}\n",
         c.dispatch_us,
         c.upload_gib_per_s,
         c.download_gib_per_s,
         c.device_ns_per_work,
         c.device_lanes,
-        c.cpu_ns_per_work,
-        c.cpu_ns_per_op
+        c.cpu_ns_per_work
     )
 }
 
 fn from_text(text: &str) -> Option<RegionCosts> {
-    let mut v = [f64::NAN; 7];
+    let mut v = [f64::NAN; 6];
     let names = [
         "dispatch_us",
         "upload_gib_per_s",
@@ -64,7 +63,6 @@ fn from_text(text: &str) -> Option<RegionCosts> {
         "device_ns_per_work",
         "device_lanes",
         "cpu_ns_per_work",
-        "cpu_ns_per_op",
     ];
     for line in text.lines() {
         let (k, x) = line.split_once(' ')?;
@@ -78,7 +76,6 @@ fn from_text(text: &str) -> Option<RegionCosts> {
         device_ns_per_work: v[3],
         device_lanes: v[4],
         cpu_ns_per_work: v[5],
-        cpu_ns_per_op: v[6],
     })
 }
 
@@ -192,7 +189,6 @@ fn measure(ctx: &Arc<GpuContext>) -> Result<RegionCosts, GpuError> {
         device_ns_per_work: device_ns,
         device_lanes,
         cpu_ns_per_work: cpu_ns.max(1e-6),
-        cpu_ns_per_op: 0.0,
     };
     log::info!("ndvm GPU: measured region costs {costs:?}");
     Ok(costs)
@@ -229,7 +225,6 @@ mod tests {
             device_ns_per_work: 0.0125,
             device_lanes: 4096.0,
             cpu_ns_per_work: 0.375,
-            cpu_ns_per_op: 0.0,
         };
         assert_eq!(from_text(&to_text(&c)), Some(c));
         assert_eq!(from_text("dispatch_us x\n"), None);

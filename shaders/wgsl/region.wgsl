@@ -40,6 +40,24 @@ var<private> T: array<f32, 64>;
 // ln |det| of the last elimination: the sum of ln |pivot| (no product to overflow).
 var<private> LOGABS: f32;
 
+// One op record, unpacked (the layout of shared-ir's `OpRecord`).
+struct Record {
+    code: u32,
+    sub: u32,
+    out: u32,
+    a: u32,
+    b: u32,
+    extra: u32,
+    mask: u32,
+    count: u32,
+}
+
+fn record(i: u32) -> Record {
+    let o = i * OW;
+    return Record(ops[o], ops[o + 1u], ops[o + 2u], ops[o + 3u], ops[o + 4u], ops[o + 5u],
+        ops[o + 6u], ops[o + 7u]);
+}
+
 fn nan() -> f32 { return bitcast<f32>(P.nan_bits); }
 fn inf() -> f32 { return bitcast<f32>(P.inf_bits); }
 
@@ -332,13 +350,13 @@ fn linalg_f(op: u32, out: u32, a: u32, b: u32) {
 }
 
 fn forward_op(i: u32) {
-    let o = i * OW;
-    let code = ops[o];
-    let sub = ops[o + 1u];
-    let out = ops[o + 2u];
-    let a = ops[o + 3u];
-    let b = ops[o + 4u];
-    let extra = ops[o + 5u];
+    let r = record(i);
+    let code = r.code;
+    let sub = r.sub;
+    let out = r.out;
+    let a = r.a;
+    let b = r.b;
+    let extra = r.extra;
     let n = len_of(out);
     switch code {
         case 0u: {
@@ -357,7 +375,7 @@ fn forward_op(i: u32) {
         }
         case 3u: {
             var eo = 0u;
-            for (var q = 0u; q < ops[o + 7u]; q++) {
+            for (var q = 0u; q < r.count; q++) {
                 let p = aux[extra + q];
                 for (var e = 0u; e < len_of(p); e++) { put(out, eo, ld(p, e)); eo++; }
             }
@@ -549,16 +567,16 @@ fn linalg_r(op: u32, out: u32, a: u32, b: u32) {
 }
 
 fn reverse_op(i: u32) {
-    let o = i * OW;
-    let code = ops[o];
-    let sub = ops[o + 1u];
-    let out = ops[o + 2u];
-    let a = ops[o + 3u];
-    let b = ops[o + 4u];
-    let extra = ops[o + 5u];
+    let r = record(i);
+    let code = r.code;
+    let sub = r.sub;
+    let out = r.out;
+    let a = r.a;
+    let b = r.b;
+    let extra = r.extra;
     let n = len_of(out);
     if !has_adj(out) { return; }
-    if bit(ops[o + 6u]) {
+    if bit(r.mask) {
         switch code {
             case 0u: {
                 if has_adj(a) {
@@ -587,7 +605,7 @@ fn reverse_op(i: u32) {
             }
             case 3u: {
                 var eo = 0u;
-                for (var q = 0u; q < ops[o + 7u]; q++) {
+                for (var q = 0u; q < r.count; q++) {
                     let p = aux[extra + q];
                     for (var e = 0u; e < len_of(p); e++) { acc(p, e, gadj(out, eo)); eo++; }
                 }
@@ -610,13 +628,13 @@ fn flat(gid: vec3<u32>, nwg: vec3<u32>) -> u32 {
 }
 
 fn forward_wide_op(i: u32, e: u32) {
-    let o = i * OW;
-    let code = ops[o];
-    let sub = ops[o + 1u];
-    let out = ops[o + 2u];
-    let a = ops[o + 3u];
-    let b = ops[o + 4u];
-    let extra = ops[o + 5u];
+    let r = record(i);
+    let code = r.code;
+    let sub = r.sub;
+    let out = r.out;
+    let a = r.a;
+    let b = r.b;
+    let extra = r.extra;
     switch code {
         case 0u: { put(out, e, unary_f(sub, ld(a, e))); }
         case 1u: {
@@ -627,7 +645,7 @@ fn forward_wide_op(i: u32, e: u32) {
         case 2u: { put(out, e, select(ld(b, e), ld(a, e), bit(extra))); }
         case 3u: {
             var base = 0u;
-            for (var q = 0u; q < ops[o + 7u]; q++) {
+            for (var q = 0u; q < r.count; q++) {
                 let p = aux[extra + q];
                 let l = len_of(p);
                 if e < base + l {
@@ -669,13 +687,13 @@ fn forward_wide_op(i: u32, e: u32) {
 }
 
 fn reverse_wide_op(i: u32, e: u32) {
-    let o = i * OW;
-    let code = ops[o];
-    let sub = ops[o + 1u];
-    let out = ops[o + 2u];
-    let a = ops[o + 3u];
-    let b = ops[o + 4u];
-    let extra = ops[o + 5u];
+    let r = record(i);
+    let code = r.code;
+    let sub = r.sub;
+    let out = r.out;
+    let a = r.a;
+    let b = r.b;
+    let extra = r.extra;
     let n = len_of(out);
     switch code {
         case 0u: {
@@ -780,8 +798,8 @@ fn reverse_wide(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_work
     if t >= P.lanes * P.pad0 { return; }
     lane = t % P.lanes;
     let e = t / P.lanes;
-    let o = P.op_begin * OW;
-    if has_adj(ops[o + 2u]) && bit(ops[o + 6u]) { reverse_wide_op(P.op_begin, e); }
+    let r = record(P.op_begin);
+    if has_adj(r.out) && bit(r.mask) { reverse_wide_op(P.op_begin, e); }
     if e == 0u && progress[lane] == P.op_end { progress[lane] = P.op_begin; }
 }
 

@@ -227,9 +227,6 @@ pub struct Region {
     pub ops: Vec<u32>,
     /// Slots of pack parts.
     pub aux: Vec<u32>,
-    /// Numbers computed per lane (elements written, plus n^3 for each factorisation): the
-    /// work the cost model weighs.
-    pub work: u64,
 }
 
 impl Region {
@@ -238,7 +235,6 @@ impl Region {
         self.slots.clear();
         self.ops.clear();
         self.aux.clear();
-        self.work = 0;
     }
 
     /// Number of op records.
@@ -267,7 +263,8 @@ pub struct MaskBits {
 pub struct RegionStats {
     /// Op records.
     pub ops: usize,
-    /// Numbers computed per lane (see [`Region::work`]).
+    /// Numbers computed per lane: results' elements, the inner loops of products, n^3 for a
+    /// factorisation.
     pub work: u64,
     /// Lanes of the walk.
     pub lanes: usize,
@@ -396,8 +393,6 @@ pub struct RegionCosts {
     pub device_lanes: f64,
     /// CPU time per number of region work, nanoseconds.
     pub cpu_ns_per_work: f64,
-    /// CPU time per op record regardless of lanes (dispatch in the interpreter), nanoseconds.
-    pub cpu_ns_per_op: f64,
 }
 
 impl RegionCosts {
@@ -418,8 +413,8 @@ impl RegionCosts {
     }
 
     /// Estimated CPU seconds for the same region.
-    pub fn cpu_seconds(&self, ops: u64, work: u64, lanes: u64) -> f64 {
-        ops as f64 * self.cpu_ns_per_op * 1e-9 + (work * lanes) as f64 * self.cpu_ns_per_work * 1e-9
+    pub fn cpu_seconds(&self, s: &RegionStats) -> f64 {
+        (s.work * s.lanes as u64) as f64 * self.cpu_ns_per_work * 1e-9
     }
 
     /// True when some region at `lanes` lanes could run faster on the device: a number of
@@ -433,8 +428,7 @@ impl RegionCosts {
 
     /// True when the device is expected to run a region of this size faster.
     pub fn prefer_device(&self, s: &RegionStats, bytes: u64, dispatches: u64) -> bool {
-        self.device_seconds(s, bytes, dispatches)
-            < self.cpu_seconds(s.ops as u64, s.work, s.lanes as u64)
+        self.device_seconds(s, bytes, dispatches) < self.cpu_seconds(s)
     }
 }
 
@@ -484,7 +478,6 @@ mod tests {
             device_ns_per_work: 0.01,
             device_lanes: 4096.0,
             cpu_ns_per_work: 1.0,
-            cpu_ns_per_op: 100.0,
         };
         let stats = |ops: usize, work: u64, lanes: usize| RegionStats {
             ops,

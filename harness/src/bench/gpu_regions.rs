@@ -9,6 +9,7 @@
 //! between their values and gradients is reported. The (B, D) points where the GPU is faster
 //! trace the contour where the region path overtakes the CPU.
 
+use crate::bench::timing::seconds_per_warm_call;
 use crate::examples::KALMAN_ND;
 use runtime_cpu::{Bindings, GradSpec, Outcome, Program, RunOptions, Session};
 use runtime_gpu::ceiling::noise;
@@ -103,24 +104,6 @@ fn numbers(out: &Outcome) -> Vec<f64> {
     v
 }
 
-/// Seconds per call of `f` (already warmed up): the median of `samples` samples, each of
-/// whole calls until `min_sample` has passed.
-fn timed(cfg: &Config, mut f: impl FnMut()) -> f64 {
-    let mut per_call: Vec<f64> = (0..cfg.samples.max(1))
-        .map(|_| {
-            let t = std::time::Instant::now();
-            let mut calls = 0u32;
-            while calls == 0 || t.elapsed() < cfg.min_sample {
-                f();
-                calls += 1;
-            }
-            t.elapsed().as_secs_f64() / f64::from(calls)
-        })
-        .collect();
-    per_call.sort_by(f64::total_cmp);
-    per_call[per_call.len() / 2]
-}
-
 thread_local! {
     static CPU: RefCell<Session<f32>> = RefCell::new(Session::new());
 }
@@ -190,7 +173,7 @@ fn point(
         })
     };
     let want: Vec<f64> = cpu_run().iter().flat_map(numbers).collect();
-    let cpu_s = timed(cfg, || {
+    let cpu_s = seconds_per_warm_call(cfg.min_sample, cfg.samples, || {
         std::hint::black_box(cpu_run());
     });
 
@@ -222,7 +205,7 @@ fn point(
         .zip(&want)
         .map(|(a, b)| (a - b).abs() / b.abs().max(1e-30))
         .fold(0.0f64, f64::max);
-    let gpu_s = timed(cfg, || {
+    let gpu_s = seconds_per_warm_call(cfg.min_sample, cfg.samples, || {
         std::hint::black_box(gpu.run(program, &all, &options(0)).expect("bound"));
     });
     Row {

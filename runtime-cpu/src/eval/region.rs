@@ -352,7 +352,6 @@ impl<R: Real> Machine<'_, R> {
             st.region.ops.clear();
             st.region.aux.clear();
             st.region.lanes = st.pay.lanes() as u32;
-            st.region.work = stats.work;
             for rec in &st.pending {
                 encode_rec(&mut st.region, rec, 0, &st.pending_aux);
             }

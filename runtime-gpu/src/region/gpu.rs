@@ -3,6 +3,7 @@
 //! lanes' progress counters.
 
 use super::{Chunk, GpuRegions, RegionPlan, WORKGROUP};
+use crate::context::GpuContext;
 use crate::error::GpuError;
 use crate::pipelines::{dynamic_uniform_entry, storage_entry, CachedPipeline};
 use bytemuck::{Pod, Zeroable};
@@ -25,6 +26,12 @@ struct Params {
 
 const PARAMS_BYTES: u64 = std::mem::size_of::<Params>() as u64;
 const _: () = assert!(PARAMS_BYTES == shaders::REGION_PARAMS_BYTES);
+/// Usages of every storage buffer of the device: read and written by kernels, filled by
+/// uploads, copied out.
+const STORAGE: wgpu::BufferUsages = wgpu::BufferUsages::STORAGE
+    .union(wgpu::BufferUsages::COPY_DST)
+    .union(wgpu::BufferUsages::COPY_SRC);
+
 /// The whole of `b` as a binding.
 fn whole(b: &wgpu::Buffer) -> wgpu::BindingResource<'_> {
     wgpu::BindingResource::Buffer(wgpu::BufferBinding {
@@ -40,19 +47,21 @@ pub(crate) struct Grow {
     pub(crate) buffer: Option<wgpu::Buffer>,
     bytes: u64,
 }
-impl GpuRegions {
+impl Grow {
+    /// Makes the buffer hold at least `bytes` (a new one, contents lost, when it must grow);
+    /// true when it was made anew.
     fn ensure(
-        &self,
+        &mut self,
+        ctx: &GpuContext,
         which: &str,
-        grow: &mut Grow,
         bytes: u64,
         usage: wgpu::BufferUsages,
     ) -> Result<bool, GpuError> {
         let bytes = bytes.max(16);
-        if grow.buffer.is_some() && grow.bytes >= bytes {
+        if self.buffer.is_some() && self.bytes >= bytes {
             return Ok(false);
         }
-        let limit = self.ctx.limits().max_buffer_size;
+        let limit = ctx.limits().max_buffer_size;
         let size = bytes.next_power_of_two().max(256).min(limit);
         if size < bytes {
             return Err(GpuError::BufferTooLarge {
@@ -63,19 +72,21 @@ impl GpuRegions {
             });
         }
         let label = format!("ndvm.region.{which}");
-        let buffer = self.ctx.scoped("creating a region buffer", || {
-            self.ctx.device().create_buffer(&wgpu::BufferDescriptor {
+        let buffer = ctx.scoped("creating a region buffer", || {
+            ctx.device().create_buffer(&wgpu::BufferDescriptor {
                 label: Some(&label),
                 size,
                 usage,
                 mapped_at_creation: false,
             })
         })?;
-        grow.buffer = Some(buffer);
-        grow.bytes = size;
+        self.buffer = Some(buffer);
+        self.bytes = size;
         Ok(true)
     }
+}
 
+impl GpuRegions {
     fn pipeline(&self, reverse: bool, wide: bool) -> Result<CachedPipeline, GpuError> {
         let shader = match (reverse, wide) {
             (false, false) => &shaders::REGION_FORWARD,
@@ -106,42 +117,24 @@ impl GpuRegions {
         clean_below: usize,
         reverse: bool,
     ) -> Result<RegionPlan, GpuError> {
-        use wgpu::BufferUsages as U;
-        let storage = U::STORAGE | U::COPY_DST | U::COPY_SRC;
-        let mut data_grow = std::mem::take(&mut self.data);
         // Room after the data for the progress counters read back with it.
         let bytes = (data.len() + region.lanes as usize) as u64 * 4;
-        let grown = self.ensure("data", &mut data_grow, bytes, storage);
-        self.data = data_grow;
-        let grown = grown?;
+        let grown = self.data.ensure(&self.ctx, "data", bytes, STORAGE)?;
         let from = if grown || self.lanes != region.lanes {
             0
         } else {
             clean_below.min(data.len())
         };
         self.lanes = region.lanes;
-        let tables: [(&str, &[u32]); 4] = [
-            ("slots", &region.slots),
-            ("ops", &region.ops),
-            ("aux", &region.aux),
-            ("masks", &masks.words),
+        let tables: [(&str, &mut Grow, &[u32]); 4] = [
+            ("slots", &mut self.slots, &region.slots),
+            ("ops", &mut self.ops, &region.ops),
+            ("aux", &mut self.aux, &region.aux),
+            ("masks", &mut self.masks, &masks.words),
         ];
-        for (name, words) in tables {
-            let mut g = std::mem::take(match name {
-                "slots" => &mut self.slots,
-                "ops" => &mut self.ops,
-                "aux" => &mut self.aux,
-                _ => &mut self.masks,
-            });
-            let r = self.ensure(name, &mut g, words.len() as u64 * 4, storage);
-            let buffer = g.buffer.clone();
-            *match name {
-                "slots" => &mut self.slots,
-                "ops" => &mut self.ops,
-                "aux" => &mut self.aux,
-                _ => &mut self.masks,
-            } = g;
-            r?;
+        for (name, grow, words) in tables {
+            grow.ensure(&self.ctx, name, words.len() as u64 * 4, STORAGE)?;
+            let buffer = grow.buffer.clone();
             if !words.is_empty() {
                 let b = buffer.expect("ensured");
                 self.ctx
@@ -194,38 +187,16 @@ impl GpuRegions {
             params.extend_from_slice(bytemuck::bytes_of(&p));
             params.resize(params.len().next_multiple_of(align as usize), 0);
         }
-        let mut g = std::mem::take(&mut self.params);
-        let r = self.ensure(
+        self.params.ensure(
+            &self.ctx,
             "params",
-            &mut g,
             params.len() as u64,
             wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-        );
-        self.params = g;
-        r?;
-        let mut adj = std::mem::take(&mut self.adj);
-        let r = self.ensure(
-            "adjoints",
-            &mut adj,
-            16,
-            wgpu::BufferUsages::STORAGE
-                | wgpu::BufferUsages::COPY_DST
-                | wgpu::BufferUsages::COPY_SRC,
-        );
-        self.adj = adj;
-        r?;
+        )?;
+        self.adj.ensure(&self.ctx, "adjoints", 16, STORAGE)?;
         let lanes = region.lanes as usize;
-        let mut progress = std::mem::take(&mut self.progress);
-        let r = self.ensure(
-            "progress",
-            &mut progress,
-            lanes as u64 * 4,
-            wgpu::BufferUsages::STORAGE
-                | wgpu::BufferUsages::COPY_DST
-                | wgpu::BufferUsages::COPY_SRC,
-        );
-        self.progress = progress;
-        r?;
+        self.progress
+            .ensure(&self.ctx, "progress", lanes as u64 * 4, STORAGE)?;
         let start = if reverse { region.len() as u32 } else { 0 };
         let buf = |g: &Grow| g.buffer.clone().expect("ensured");
         let gb = buf(&self.progress);
@@ -389,19 +360,14 @@ impl GpuRegions {
         };
         self.check(&stats)?;
         let plan = self.upload(region, masks, data, clean_below, true)?;
-        let mut adj = std::mem::take(&mut self.adj);
         let read = read.min(adj_len);
         let lanes = region.lanes as usize;
-        let r = self.ensure(
+        self.adj.ensure(
+            &self.ctx,
             "adjoints",
-            &mut adj,
             (adj_len.max(read + lanes)) as u64 * 4,
-            wgpu::BufferUsages::STORAGE
-                | wgpu::BufferUsages::COPY_DST
-                | wgpu::BufferUsages::COPY_SRC,
-        );
-        self.adj = adj;
-        r?;
+            STORAGE,
+        )?;
         let jb = self.adj.buffer.clone().expect("ensured");
         let bytes = (adj_len as u64 * 4).next_multiple_of(4);
         self.ctx.scoped("clearing the adjoints", || {

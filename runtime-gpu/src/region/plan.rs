@@ -20,8 +20,6 @@ pub struct Chunk {
 pub struct RegionPlan {
     /// The dispatches, in execution order.
     pub chunks: Vec<Chunk>,
-    /// The largest estimated visits of one interpreter chunk.
-    pub max_visits: u64,
 }
 
 fn slot(region: &Region, s: u32) -> &[u32] {
@@ -84,20 +82,19 @@ impl RegionPlan {
     pub fn new(region: &Region, budget: u64, reverse: bool) -> Self {
         let n = region.len();
         let mut chunks = Vec::new();
-        let (mut start, mut used, mut max_visits) = (0usize, 0u64, 0u64);
-        let mut close = |chunks: &mut Vec<Chunk>, start: usize, end: usize, used: u64| {
+        let (mut start, mut used) = (0usize, 0u64);
+        let close = |chunks: &mut Vec<Chunk>, start: usize, end: usize| {
             if end > start {
                 chunks.push(Chunk {
                     ops: start as u32..end as u32,
                     wide: 0,
                 });
-                max_visits = max_visits.max(used);
             }
         };
         for i in 0..n {
             let wide = wide_width(region, i, reverse);
             if wide > 0 {
-                close(&mut chunks, start, i, used);
+                close(&mut chunks, start, i);
                 chunks.push(Chunk {
                     ops: i as u32..i as u32 + 1,
                     wide,
@@ -107,12 +104,12 @@ impl RegionPlan {
             }
             let v = op_visits(region, i) + 1;
             if used + v > budget && i > start {
-                close(&mut chunks, start, i, used);
+                close(&mut chunks, start, i);
                 (start, used) = (i, 0);
             }
             used += v;
         }
-        close(&mut chunks, start, n, used);
-        RegionPlan { chunks, max_visits }
+        close(&mut chunks, start, n);
+        RegionPlan { chunks }
     }
 }
