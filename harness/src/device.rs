@@ -12,6 +12,7 @@ use runtime_cpu::Session;
 use runtime_gpu::{DeviceChoice, GpuContext, GpuRegions, RegionPolicy};
 use shared_ir::region::{DeviceResult, MaskBits, Region, RegionDevice, RegionStats};
 use shared_ir::Real;
+use std::ops::Range;
 
 /// Lanes below which `auto` never starts a GPU (one CPU lane block).
 pub const AUTO_MIN_LANES: usize = runtime_cpu::DEFAULT_LANE_BLOCK;
@@ -107,11 +108,18 @@ impl RegionDevice<f32> for AutoDevice {
         &mut self,
         region: &Region,
         masks: &MaskBits,
-        data: &mut [f32],
-        clean_below: usize,
+        data: &[f32],
+        upload: &[Range<usize>],
     ) -> DeviceResult<()> {
         match self.inner.as_mut() {
-            Some(d) => d.forward(region, masks, data, clean_below),
+            Some(d) => d.forward(region, masks, data, upload),
+            None => Err("no GPU".into()),
+        }
+    }
+
+    fn read(&mut self, from: usize, out: &mut [f32]) -> DeviceResult<()> {
+        match self.inner.as_mut() {
+            Some(d) => d.read(from, out),
             None => Err("no GPU".into()),
         }
     }
@@ -121,13 +129,13 @@ impl RegionDevice<f32> for AutoDevice {
         region: &Region,
         masks: &MaskBits,
         data: &[f32],
-        clean_below: usize,
+        upload: &[Range<usize>],
         adj_len: usize,
         seed: (usize, &[f32]),
         read: usize,
     ) -> DeviceResult<Vec<f32>> {
         match self.inner.as_mut() {
-            Some(d) => d.reverse(region, masks, data, clean_below, adj_len, seed, read),
+            Some(d) => d.reverse(region, masks, data, upload, adj_len, seed, read),
             None => Err("no GPU".into()),
         }
     }

@@ -6,8 +6,8 @@ use crate::backward::{backward, Adjoints};
 use crate::bindings::{Binding, Bindings};
 use crate::error::{Error, Result};
 use crate::eval::{
-    encode_rec, encode_slots, region_size, Ctx, Fault, Limits, Machine, RegionCounts, State,
-    NO_CLOSURE,
+    encode_rec, encode_slots, read_stale, region_size, upload_ranges, Ctx, Fault, Limits, Machine,
+    RegionCounts, State, NO_CLOSURE,
 };
 use crate::payload::NO_ADJOINT;
 use crate::print::{lane_value, LaneValue};
@@ -291,7 +291,12 @@ impl<R: Real> Session<R> {
             match result {
                 Ok(v) => {
                     let seed = options.seed.as_deref();
-                    self.collect(program, v, &group, &inputs, seed, &mut values, &mut grads)
+                    let again =
+                        self.collect(program, v, &group, &inputs, seed, &mut values, &mut grads);
+                    if again {
+                        queue.push_front(group);
+                        continue;
+                    }
                 }
                 Err(fault) => match *fault {
                     Fault::Error { error, mask } => {
@@ -320,6 +325,10 @@ impl<R: Real> Session<R> {
                         }
                         queue.push_front(rest);
                         queue.push_front(first);
+                    }
+                    Fault::Retry => {
+                        queue.push_front(group);
+                        continue;
                     }
                 },
             }
@@ -373,13 +382,14 @@ impl<R: Real> Session<R> {
         slots.clear();
         let l = group.len();
         st.defer = match st.device.as_mut() {
-            Some(d) => d.defer_at(l),
-            None => false,
+            Some(d) if !st.device_failed => d.defer_at(l),
+            _ => false,
         };
         st.pending.clear();
         st.pending_aux.clear();
         st.region.clear();
         st.synced = 0;
+        st.stale = 0..0;
         st.pay
             .reset_keeping(l, limits.max_memory / std::mem::size_of::<R>(), st.defer);
         st.masks.reset(l);
@@ -432,13 +442,15 @@ impl<R: Real> Session<R> {
                 clo: NO_CLOSURE,
             },
         );
-        let r = r.and_then(|v| m.flush().map(|()| v));
+        let r = r.and_then(|v| m.finish(v));
         let r = r.map_err(|_| m.take_fault());
         let used = m.steps();
         (r, used)
     }
 
-    /// Reads values and gradients of a successful walk into the per-lane results.
+    /// Reads values and gradients of a successful walk into the per-lane results. True when
+    /// the walk must run again on the CPU: the device failed under `auto` while it held
+    /// numbers the CPU's reverse pass needs.
     #[allow(clippy::too_many_arguments)]
     fn collect(
         &mut self,
@@ -449,14 +461,14 @@ impl<R: Real> Session<R> {
         seed: Option<&[f64]>,
         values: &mut [std::result::Result<LaneValue, Error>],
         grads: &mut [Gradient],
-    ) {
+    ) -> bool {
         let code = program.code();
         let st = &self.state;
         for (i, &lane) in group.iter().enumerate() {
             values[lane] = Ok(lane_value(v, i, code, &st.pay, &st.masks, &st.heap));
         }
         if grads.is_empty() {
-            return;
+            return false;
         }
         let result = match v {
             Value::Num(s) if st.pay.info(s).shape.is_scalar() => s,
@@ -468,12 +480,12 @@ impl<R: Real> Session<R> {
                 for &lane in group {
                     values[lane] = Err(Error::NotDifferentiable { got: got.clone() });
                 }
-                return;
+                return false;
             }
         };
         if self.state.defer && self.device_wants_reverse() {
             match self.reverse_on_device(result, group, inputs, seed, grads) {
-                Ok(()) => return,
+                Ok(()) => return false,
                 Err(message) => {
                     let device = self.state.device.as_mut().expect("deferring");
                     if !device.fall_back(&message) {
@@ -482,10 +494,25 @@ impl<R: Real> Session<R> {
                                 message: message.clone(),
                             });
                         }
-                        return;
+                        return false;
                     }
+                    self.state.device_failed = true;
                 }
             }
+        }
+        // The CPU's reverse pass reads every value: those the device still holds come back.
+        if let Err(message) = read_stale(&mut self.state) {
+            let st = &mut self.state;
+            if st.device_failed || st.device.as_mut().is_some_and(|d| d.fall_back(&message)) {
+                st.device_failed = true;
+                return true;
+            }
+            for &lane in group {
+                values[lane] = Err(Error::Device {
+                    message: message.clone(),
+                });
+            }
+            return false;
         }
         self.adj.prepare(&self.state.pay);
         if let Some(adj) = self.adj.get_mut(&self.state.pay.info(result)) {
@@ -518,6 +545,7 @@ impl<R: Real> Session<R> {
         if info.active {
             self.adj.take_clean(&info, buf);
         }
+        false
     }
 }
 
@@ -544,7 +572,12 @@ impl<R: Real> Session<R> {
         if st.tape.entries.is_empty() {
             return false;
         }
-        let stats = region_size(st, st.tape.entries.iter().map(|e| e.rec), true);
+        let mut stats = region_size(st, st.tape.entries.iter().map(|e| e.rec), true);
+        if st.device.is_some() {
+            stats.upload = upload_ranges(st, false);
+            // At most the adjoints of the inputs, the first of the arena.
+            stats.download = st.pay.adjoint_len().min(st.pay.lanes() * 64);
+        }
         st.device.as_mut().is_some_and(|d| d.wants(&stats))
     }
 
@@ -591,13 +624,14 @@ impl<R: Real> Session<R> {
             Some(w) => group.iter().map(|&lane| R::from_f64(w[lane])).collect(),
         };
         let masks = st.masks.bits();
-        let device = st.device.as_mut().expect("checked by the caller");
         let top = st.pay.top();
+        upload_ranges(st, false);
+        let device = st.device.as_mut().expect("checked by the caller");
         let adj = device.reverse(
             &st.region,
             &masks,
             &st.pay.data()[..top],
-            st.synced,
+            &st.upload,
             st.pay.adjoint_len(),
             (res.adj, &seeds),
             read,

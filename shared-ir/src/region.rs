@@ -28,6 +28,7 @@
 //! ```
 
 use crate::op::{BinaryOp, UnaryOp};
+use std::ops::Range;
 
 /// `u32`s per slot in a slot table.
 pub const SLOT_WORDS: usize = 6;
@@ -283,6 +284,10 @@ pub struct RegionStats {
     pub wide_elements: u64,
     /// Wide ops.
     pub wide_ops: usize,
+    /// Numbers the host sends the device before the region runs.
+    pub upload: usize,
+    /// Numbers the host reads back after it.
+    pub download: usize,
 }
 
 impl RegionStats {
@@ -328,8 +333,12 @@ pub type DeviceResult<T> = Result<T, String>;
 
 /// A device that runs regions.
 ///
-/// The device may keep a copy of the data arena between calls of one walk: `clean_below` says
-/// how much of `data` is unchanged since the last call (0 on a new walk).
+/// The device keeps its own copy of the data arena through a walk. Each call sends the
+/// numbers the host wrote since the device's previous call of the walk (`upload`: ranges of
+/// `data`, in numbers; on a new walk, everything the host wrote since it began), and a forward
+/// call leaves its results on the device: the host reads back with [`RegionDevice::read`]
+/// only the numbers it needs (a comparison's operands, the walk's result), so the
+/// intermediate values of a long region never cross the bus.
 pub trait RegionDevice<R>: Send + std::fmt::Debug {
     /// A short description for logs and errors.
     fn describe(&self) -> String;
@@ -350,27 +359,31 @@ pub trait RegionDevice<R>: Send + std::fmt::Debug {
         false
     }
 
-    /// Runs `region` forward: writes the result slots of its ops in `data`. `masks` holds
-    /// the lane masks its selects read (empty when it has none).
+    /// Runs `region` forward: computes the result slots of its ops in the device's copy of
+    /// the arena, after copying the `upload` ranges of `data` there. `masks` holds the lane
+    /// masks its selects read (empty when it has none).
     fn forward(
         &mut self,
         region: &Region,
         masks: &MaskBits,
-        data: &mut [R],
-        clean_below: usize,
+        data: &[R],
+        upload: &[Range<usize>],
     ) -> DeviceResult<()>;
+
+    /// Copies `out.len()` numbers of the device's arena, from number `from` on, into `out`.
+    fn read(&mut self, from: usize, out: &mut [R]) -> DeviceResult<()>;
 
     /// Runs `region` (the tape, in execution order) backwards from the seeded adjoint
     /// `(seed_offset, seeds)` (one per lane) and returns the first `read` numbers of the
-    /// adjoint arena of `adj_len` numbers. `data` is the whole arena as the last forward call
-    /// left it, with the host's changes from `clean_below` on.
+    /// adjoint arena of `adj_len` numbers. The values are the device's copy of the arena,
+    /// after copying the `upload` ranges of `data` there.
     #[allow(clippy::too_many_arguments)]
     fn reverse(
         &mut self,
         region: &Region,
         masks: &MaskBits,
         data: &[R],
-        clean_below: usize,
+        upload: &[Range<usize>],
         adj_len: usize,
         seed: (usize, &[R]),
         read: usize,
@@ -396,19 +409,19 @@ pub struct RegionCosts {
 }
 
 impl RegionCosts {
-    /// Estimated device seconds for a region of this size moving `bytes` each way in
-    /// `dispatches` dispatches. Work run one invocation per lane costs as if there were at
+    /// Estimated device seconds for a region of this size in `dispatches` dispatches, moving
+    /// its `upload` and `download` numbers (4 bytes each). Work run one invocation per lane costs as if there were at
     /// least `device_lanes` lanes (the device is not full below them); wide work has as many
     /// invocations as lanes times result elements.
-    pub fn device_seconds(&self, s: &RegionStats, bytes: u64, dispatches: u64) -> f64 {
-        let gib = bytes as f64 / f64::from(1u32 << 30);
+    pub fn device_seconds(&self, s: &RegionStats, dispatches: u64) -> f64 {
+        let gib = |numbers: usize| numbers as f64 * 4.0 / f64::from(1u32 << 30);
         let lanes = s.lanes as f64;
         let narrow = (s.work - s.wide_work) as f64 * lanes.max(self.device_lanes);
         let width = s.wide_elements as f64 / s.wide_ops.max(1) as f64;
         let wide = s.wide_work as f64 * lanes.max(self.device_lanes / width.max(1.0));
         dispatches as f64 * self.dispatch_us * 1e-6
-            + gib / self.upload_gib_per_s.max(1e-9)
-            + gib / self.download_gib_per_s.max(1e-9)
+            + gib(s.upload) / self.upload_gib_per_s.max(1e-9)
+            + gib(s.download) / self.download_gib_per_s.max(1e-9)
             + (narrow + wide) * self.device_ns_per_work * 1e-9
     }
 
@@ -427,8 +440,8 @@ impl RegionCosts {
     }
 
     /// True when the device is expected to run a region of this size faster.
-    pub fn prefer_device(&self, s: &RegionStats, bytes: u64, dispatches: u64) -> bool {
-        self.device_seconds(s, bytes, dispatches) < self.cpu_seconds(s)
+    pub fn prefer_device(&self, s: &RegionStats, dispatches: u64) -> bool {
+        self.device_seconds(s, dispatches) < self.cpu_seconds(s)
     }
 }
 
@@ -479,22 +492,27 @@ mod tests {
             device_lanes: 4096.0,
             cpu_ns_per_work: 1.0,
         };
-        let stats = |ops: usize, work: u64, lanes: usize| RegionStats {
+        // `numbers` moved each way.
+        let stats = |ops: usize, work: u64, lanes: usize, numbers: usize| RegionStats {
             ops,
             work,
             lanes,
+            upload: numbers,
+            download: numbers,
             ..RegionStats::default()
         };
         // One lane, a few ops: the dispatch dominates.
-        assert!(!c.prefer_device(&stats(20, 40, 1), 1024, 1));
+        assert!(!c.prefer_device(&stats(20, 40, 1, 256), 1));
         // 65,536 lanes of a long region: the device wins.
-        assert!(c.prefer_device(&stats(2000, 20_000, 65_536), 64 << 20, 2));
+        assert!(c.prefer_device(&stats(2000, 20_000, 65_536, 16 << 20), 2));
+        // ... unless it must move every number it computes each way (the whole arena).
+        assert!(!c.prefer_device(&stats(2000, 20_000, 65_536, 20_000 << 16), 2));
         // 16 lanes of narrow work cost as much as a full device (4096 lanes): the CPU wins;
         // the same work wide over 1024-element results fills the device.
-        let mut wide = stats(200, 200 * 1024 * 32, 16);
-        assert!(!c.prefer_device(&wide, 1 << 20, 200));
+        let mut wide = stats(200, 200 * 1024 * 32, 16, 1 << 18);
+        assert!(!c.prefer_device(&wide, 200));
         (wide.wide_work, wide.wide_elements, wide.wide_ops) = (wide.work, 200 * 1024, 200);
-        assert!(c.prefer_device(&wide, 1 << 20, 200));
+        assert!(c.prefer_device(&wide, 200));
         assert!(c.can_pay_at(64) && !c.can_pay_at(0));
     }
 }

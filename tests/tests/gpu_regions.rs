@@ -10,7 +10,6 @@ use ndvm_tests::{close, fuzz_records, suite, SplitMix};
 use runtime_cpu::{Bindings, Error, GradSpec, LaneValue, Program, RunOptions, Session, Tensor};
 use runtime_gpu::testing::gpu_or_skip;
 use runtime_gpu::{GpuContext, GpuRegions, RegionPolicy};
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 const WIDTHS: [usize; 3] = [1, 64, 4096];
@@ -207,13 +206,13 @@ fn a_region_past_the_software_drivers_loop_cap_is_split() {
     // The software driver's budget on every adapter, so the split is exercised on real GPUs too.
     let device = GpuRegions::new(Arc::clone(&ctx), RegionPolicy::Always)
         .with_visit_budget(runtime_gpu::region::SOFTWARE_VISIT_BUDGET);
-    let dispatches = device.dispatch_counter();
+    let traffic = device.traffic();
     let mut gpu = Session::<f32>::new();
     gpu.set_device(Some(Box::new(device)));
     let inputs = [("x".to_string(), 0.5, 2.0)];
     let b = lanes(&inputs, &Bindings::new(), 256, 3);
     report(compare("long_loop", &program, &b, &["x".into()], &mut gpu));
-    let n = dispatches.load(Ordering::Relaxed);
+    let n = traffic.dispatches();
     assert!(n > 10, "the region ran in {n} dispatches");
 }
 
@@ -417,4 +416,49 @@ fn regression_a_refused_region_does_not_fail_the_next_walk() {
         1,
     );
     assert_eq!(cpu.values, got.values);
+}
+
+#[test]
+fn a_regions_intermediate_values_stay_on_the_device() {
+    let Some(ctx) = gpu_or_skip("a_regions_intermediate_values_stay_on_the_device") else {
+        return;
+    };
+    // The D = 8 Kalman filter at 64 lanes computes over 80 steps at least three 8 x 8 matrix
+    // products per lane and step: 80 * 3 * 64 * 64 lanes * 4 bytes, about 3.9 MB, at the
+    // least. The host sends its own numbers (the inputs, uniform constants) and the region
+    // tables, and reads back the result, the gradients and the lanes' progress counters.
+    let kalman = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../examples/kalman_nd.scm"
+    ))
+    .expect("the example");
+    let program = Program::parse(&kalman).expect("parses");
+    let inputs = [("q".to_string(), 0.02, 0.1), ("r".to_string(), 0.05, 0.2)];
+    let b = lanes(&inputs, &Bindings::new().scalar("d", 8.0), 64, 77);
+    let device = GpuRegions::new(Arc::clone(&ctx), RegionPolicy::Always);
+    let traffic = device.traffic();
+    let mut gpu = Session::<f32>::new();
+    gpu.set_device(Some(Box::new(device)));
+    report(compare(
+        "kalman_nd_8",
+        &program,
+        &b,
+        &["q".into(), "r".into()],
+        &mut gpu,
+    ));
+    let computed = 80 * 3 * 64 * 64 * 4;
+    let (up, down) = (traffic.uploaded(), traffic.downloaded());
+    assert!(
+        down * 100 < computed,
+        "read back {down} bytes of at least {computed} computed"
+    );
+    assert!(
+        up * 4 < computed,
+        "sent {up} bytes for at least {computed} computed"
+    );
+    let counts = gpu.region_counts();
+    assert!(
+        counts.device_regions >= 1 && counts.device_reverse == 1,
+        "{counts:?}"
+    );
 }

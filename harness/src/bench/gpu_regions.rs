@@ -55,6 +55,12 @@ pub struct Row {
     pub gpu_speedup: Option<f64>,
     /// Largest relative difference between the two, over values and gradients.
     pub max_rel_diff: Option<f64>,
+    /// Megabytes sent to the GPU per evaluation (tables, host numbers, seeds).
+    pub upload_mb: Option<f64>,
+    /// Megabytes read back per evaluation (results the host reads, adjoints, progress).
+    pub download_mb: Option<f64>,
+    /// Dispatches per evaluation.
+    pub dispatches: Option<u64>,
     /// Where the regions ran, or why the point was skipped.
     pub note: String,
 }
@@ -129,6 +135,9 @@ pub fn run(cfg: &Config, mut on_row: impl FnMut(&Row)) -> Result<Report, String>
                     gpu_ms: None,
                     gpu_speedup: None,
                     max_rel_diff: None,
+                    upload_mb: None,
+                    download_mb: None,
+                    dispatches: None,
                     note: format!("skipped: about {numbers_needed} numbers per walk"),
                 });
             } else {
@@ -179,13 +188,18 @@ fn point(
 
     let all = bindings(d, 0..lanes);
     let mut gpu = Session::<f32>::new();
-    gpu.set_device(Some(Box::new(GpuRegions::new(
-        Arc::clone(ctx),
-        RegionPolicy::Always,
-    ))));
+    let device = GpuRegions::new(Arc::clone(ctx), RegionPolicy::Always);
+    let traffic = device.traffic();
+    gpu.set_device(Some(Box::new(device)));
     let before = gpu.region_counts();
     let got = gpu.run(program, &all, &options(0)).expect("bound");
     let after = gpu.region_counts();
+    let mb = |b: u64| b as f64 / 1e6;
+    let (upload_mb, download_mb, dispatches) = (
+        Some(mb(traffic.uploaded())),
+        Some(mb(traffic.downloaded())),
+        Some(traffic.dispatches()),
+    );
     if let Some(e) = got.common_error() {
         return Row {
             d,
@@ -194,6 +208,9 @@ fn point(
             gpu_ms: None,
             gpu_speedup: None,
             max_rel_diff: None,
+            upload_mb,
+            download_mb,
+            dispatches,
             note: format!("GPU failed: {e}"),
         };
     }
@@ -215,6 +232,9 @@ fn point(
         gpu_ms: Some(gpu_s * 1e3),
         gpu_speedup: Some(cpu_s / gpu_s),
         max_rel_diff: Some(max_rel),
+        upload_mb,
+        download_mb,
+        dispatches,
         note: if on_gpu {
             "regions on the GPU".into()
         } else {
@@ -223,12 +243,13 @@ fn point(
     }
 }
 
-/// The table's header.
+/// The table's header. The traffic columns are those of one evaluation (the first, which
+/// also uploads the region tables).
 pub fn print_header(threads: usize) {
     println!("GPU region path vs CPU ({threads} threads), Kalman NLL value + gradient, f32");
     println!(
-        "{:>4} {:>7} {:>11} {:>11} {:>9} {:>12}  where",
-        "D", "lanes", "cpu ms", "gpu ms", "gpu/cpu", "max rel diff"
+        "{:>4} {:>7} {:>11} {:>11} {:>9} {:>12} {:>9} {:>9} {:>6}  where",
+        "D", "lanes", "cpu ms", "gpu ms", "gpu/cpu", "max rel diff", "up MB", "down MB", "disp"
     );
 }
 
@@ -236,13 +257,16 @@ pub fn print_header(threads: usize) {
 pub fn print_row(row: &Row) {
     let f = |x: Option<f64>, p: usize| x.map_or("-".to_string(), |v| format!("{v:.p$}"));
     println!(
-        "{:>4} {:>7} {:>11} {:>11} {:>9} {:>12}  {}",
+        "{:>4} {:>7} {:>11} {:>11} {:>9} {:>12} {:>9} {:>9} {:>6}  {}",
         row.d,
         row.lanes,
         f(row.cpu_ms, 3),
         f(row.gpu_ms, 3),
         f(row.gpu_speedup, 2),
         row.max_rel_diff.map_or("-".into(), |v| format!("{v:.1e}")),
+        f(row.upload_mb, 3),
+        f(row.download_mb, 3),
+        row.dispatches.map_or("-".into(), |n| n.to_string()),
         row.note
     );
 }

@@ -306,7 +306,7 @@ impl<R: Real> Machine<'_, R> {
         let x = match self.s.pay.scalar(s) {
             Some(x) => x,
             None => {
-                self.flush()?;
+                self.flush_for(&[s])?;
                 let data = self.s.pay.get(s);
                 let active = self.s.masks.get(self.mask);
                 let mut first = None;

@@ -29,7 +29,9 @@ use shared_ir::region::{Region, RegionDevice};
 use shared_ir::Real;
 
 pub(crate) use control::LoopState;
-pub(crate) use region::{encode_rec, encode_slots, stats as region_size};
+pub(crate) use region::{
+    encode_rec, encode_slots, read_stale, stats as region_size, upload_ranges,
+};
 
 /// Where evaluation is: the frame base on the value stack and the running closure.
 #[derive(Copy, Clone, Debug)]
@@ -58,6 +60,9 @@ pub(crate) enum Fault {
     /// Branches returned structurally different values: the lanes of `mask` must continue
     /// apart from the others.
     Split { mask: MaskId },
+    /// The device failed after it had computed numbers the walk still needs, and the session
+    /// goes on without it: the walk runs again, on the CPU.
+    Retry,
 }
 
 /// A walk stopped early; the reason is kept in the machine ([`Machine::take_fault`]). A
@@ -115,8 +120,16 @@ pub struct State<R> {
     pub(crate) device: Option<Box<dyn RegionDevice<R>>>,
     /// The encoded region (its slot table grows over a walk).
     pub(crate) region: Region,
-    /// Numbers of the arena the device has seen unchanged since its last call.
+    /// Slots of the walk the device has seen (the host's numbers in them, or its own results).
     pub(crate) synced: usize,
+    /// Numbers of the arena whose values are the device's results, not yet read back.
+    pub(crate) stale: std::ops::Range<usize>,
+    /// The ranges of the arena to send the device on its next call.
+    pub(crate) upload: Vec<std::ops::Range<usize>>,
+    /// Scratch of [`region::upload_ranges`]: the slots the pending region computes.
+    pub(crate) computed: Vec<bool>,
+    /// Set when the device failed and the session goes on without it (`auto`).
+    pub(crate) device_failed: bool,
     /// Counts of regions run, over the session's life.
     pub(crate) region_stats: RegionCounts,
 }

@@ -204,7 +204,7 @@ impl<R: Real> Machine<'_, R> {
         if let (Some(p), Some(q)) = (self.s.pay.scalar(a), self.s.pay.scalar(b)) {
             return Ok(Value::Bool(op.apply(p, q)));
         }
-        self.flush()?;
+        self.flush_for(&[a, b])?;
         let s = &mut *self.s;
         let (ca, cb) = (s.pay.col(a, 0), s.pay.col(b, 0));
         let lanes = s.pay.lanes();

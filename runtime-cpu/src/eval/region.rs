@@ -5,13 +5,13 @@
 //! (a comparison or an index on lane data) and at the end of the walk. Uniform numbers are
 //! always computed at once: they cannot depend on a pending result.
 
-use super::{EResult, Machine, State};
+use super::{EResult, Fault, Machine, State, Stop};
 use crate::error::Error;
 use crate::kernels::elementwise::{self, View};
 use crate::kernels::{broadcast, linalg as k};
 use crate::payload::{Col, SlotInfo, NO_ADJOINT};
 use crate::tape::{LinalgOp, Rec};
-use crate::value::Slot;
+use crate::value::{Slot, Value};
 use shared_ir::region::{
     encode_op, is_wide, MaskBits, OpRecord, Opcode, Region, RegionStats, NO_ADJ, SLOT_WORDS,
 };
@@ -304,6 +304,65 @@ fn kind(rec: &Rec) -> (Opcode, u32, Slot) {
     }
 }
 
+/// Results of the region a range of host numbers to upload may span (they are overwritten on
+/// the device), so that a region interleaved with small host values needs few copies.
+const UPLOAD_GAP: usize = 1024;
+
+/// Fills `st.upload` with the ranges of the arena the host wrote since the device's last
+/// call: the slots from `st.synced` on, less the results of the pending records when
+/// `pending` (the device computes those). Returns the numbers they hold.
+pub(crate) fn upload_ranges<R: Real>(st: &mut State<R>, pending: bool) -> usize {
+    let State {
+        pay,
+        upload,
+        computed,
+        synced,
+        pending: recs,
+        ..
+    } = st;
+    let infos = pay.slot_infos();
+    let first = (*synced).min(infos.len());
+    let lanes = pay.lanes();
+    computed.clear();
+    computed.resize(infos.len() - first, false);
+    if pending {
+        for rec in recs.iter() {
+            let out = kind(rec).2 .0 as usize;
+            if out >= first {
+                computed[out - first] = true;
+            }
+        }
+    }
+    upload.clear();
+    let mut total = 0;
+    for (info, &skip) in infos[first..].iter().zip(computed.iter()) {
+        let n = info.stored(lanes);
+        if skip || n == 0 {
+            continue;
+        }
+        let r = info.offset..info.offset + n;
+        total += n;
+        match upload.last_mut() {
+            Some(last) if r.start - last.end <= UPLOAD_GAP => last.end = r.end,
+            _ => upload.push(r),
+        }
+    }
+    total
+}
+
+/// Reads the device's results the host does not have (`st.stale`) into the arena.
+pub(crate) fn read_stale<R: Real>(st: &mut State<R>) -> Result<(), String> {
+    let r = std::mem::replace(&mut st.stale, 0..0);
+    if r.is_empty() {
+        return Ok(());
+    }
+    let device = st
+        .device
+        .as_mut()
+        .ok_or("the device that holds the results is gone")?;
+    device.read(r.start, &mut st.pay.data_mut()[r])
+}
+
 impl<R: Real> Machine<'_, R> {
     /// Runs `rec` (whose result slot is allocated) now, or defers it when the walk defers and
     /// its result is per lane. A pack's parts are in `State::parts`.
@@ -336,16 +395,77 @@ impl<R: Real> Machine<'_, R> {
         }
     }
 
+    /// Runs the pending region, if any, and makes the numbers of `slots` readable on the
+    /// host: the region runs on the device when it wants it (its results stay there, but for
+    /// those of `slots`), else on the CPU kernels (after reading back what the device holds).
+    pub(crate) fn flush_for(&mut self, slots: &[Slot]) -> EResult<()> {
+        self.flush()?;
+        let st = &mut *self.s;
+        if st.stale.is_empty() {
+            return Ok(());
+        }
+        let lanes = st.pay.lanes();
+        for &s in slots {
+            let info = st.pay.info(s);
+            let lo = info.offset.max(st.stale.start);
+            let hi = (info.offset + info.stored(lanes)).min(st.stale.end);
+            if lo >= hi {
+                continue;
+            }
+            let device = st.device.as_mut().expect("stale numbers live on a device");
+            if let Err(message) = device.read(lo, &mut st.pay.data_mut()[lo..hi]) {
+                return Err(self.device_failed(message));
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs what is pending at the end of a walk and makes its value `v` readable on the host.
+    pub(crate) fn finish(&mut self, v: Value) -> EResult<Value> {
+        match v {
+            Value::Num(s) => self.flush_for(&[s])?,
+            _ => {
+                self.flush()?;
+                self.sync_host()?;
+            }
+        }
+        Ok(v)
+    }
+
+    /// Reads back every number the device holds that the host has not.
+    pub(crate) fn sync_host(&mut self) -> EResult<()> {
+        match read_stale(self.s) {
+            Ok(()) => Ok(()),
+            Err(message) => Err(self.device_failed(message)),
+        }
+    }
+
+    /// The device failed after computing numbers the walk needs: the walk runs again on the
+    /// CPU when the device falls back (`auto`), else it fails.
+    #[cold]
+    fn device_failed(&mut self, message: String) -> Stop {
+        let st = &mut *self.s;
+        st.stale = 0..0;
+        let back = st.device_failed || st.device.as_mut().is_some_and(|d| d.fall_back(&message));
+        if back {
+            st.device_failed = true;
+            st.defer = false;
+            return self.stop(Fault::Retry);
+        }
+        self.fail(Error::Device { message })
+    }
+
     /// Runs the pending region, if any: on the device when it wants it, else on the CPU.
     pub(crate) fn flush(&mut self) -> EResult<()> {
         if self.s.pending.is_empty() {
             return Ok(());
         }
         let st = &mut *self.s;
-        let stats = stats(st, st.pending.iter().copied(), false);
-        let on_device = match st.device.as_mut() {
-            Some(d) => d.wants(&stats),
-            None => false,
+        let mut stats = stats(st, st.pending.iter().copied(), false);
+        let on_device = st.device.is_some() && {
+            stats.upload = upload_ranges(st, true);
+            stats.download = st.pay.lanes();
+            st.device.as_mut().is_some_and(|d| d.wants(&stats))
         };
         if on_device {
             encode_slots(&mut st.region, st.pay.slot_infos());
@@ -362,10 +482,17 @@ impl<R: Real> Machine<'_, R> {
                 MaskBits::default()
             };
             let device = st.device.as_mut().expect("checked above");
-            let r = device.forward(&st.region, &masks, st.pay.data_mut(), st.synced);
+            let r = device.forward(&st.region, &masks, &st.pay.data()[..top], &st.upload);
             match r {
                 Ok(()) => {
-                    st.synced = top;
+                    let infos = st.pay.slot_infos();
+                    let from = infos.get(st.synced).map_or(top, |i| i.offset);
+                    st.stale = if st.stale.is_empty() {
+                        from..top
+                    } else {
+                        st.stale.start..top
+                    };
+                    st.synced = infos.len();
                     st.region_stats.device_regions += 1;
                 }
                 Err(message) => {
@@ -375,15 +502,28 @@ impl<R: Real> Machine<'_, R> {
                         return Err(self.fail(Error::Device { message }));
                     }
                     st.defer = false;
-                    run_on_cpu(st);
+                    st.device_failed = true;
+                    self.cpu_region()?;
                 }
             }
         } else {
-            run_on_cpu(st);
+            self.cpu_region()?;
         }
+        let st = &mut *self.s;
         st.region_stats.ops += stats.ops as u64;
         st.pending.clear();
         st.pending_aux.clear();
+        Ok(())
+    }
+
+    /// Runs the pending region with the CPU kernels, after reading back what the device holds.
+    fn cpu_region(&mut self) -> EResult<()> {
+        if let Err(stop) = self.sync_host() {
+            self.s.pending.clear();
+            self.s.pending_aux.clear();
+            return Err(stop);
+        }
+        run_on_cpu(self.s);
         Ok(())
     }
 }

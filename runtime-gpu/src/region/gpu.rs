@@ -8,6 +8,7 @@ use crate::error::GpuError;
 use crate::pipelines::{dynamic_uniform_entry, storage_entry, CachedPipeline};
 use bytemuck::{Pod, Zeroable};
 use shared_ir::region::{MaskBits, Region, RegionStats};
+use std::ops::Range;
 use std::sync::Arc;
 
 /// The interpreter's `Params` block, field for field.
@@ -84,6 +85,33 @@ impl Grow {
         self.bytes = size;
         Ok(true)
     }
+
+    /// [`Grow::ensure`], keeping the contents: a buffer made anew gets a copy of the old one's
+    /// (the device's results of earlier regions of the walk, which the host does not have).
+    fn ensure_keeping(
+        &mut self,
+        ctx: &GpuContext,
+        which: &str,
+        bytes: u64,
+        usage: wgpu::BufferUsages,
+    ) -> Result<(), GpuError> {
+        let (old, old_bytes) = (self.buffer.clone(), self.bytes);
+        if !self.ensure(ctx, which, bytes, usage)? {
+            return Ok(());
+        }
+        let (Some(old), Some(new)) = (old, self.buffer.as_ref()) else {
+            return Ok(());
+        };
+        ctx.scoped("copying a grown region buffer", || {
+            let mut encoder =
+                ctx.device()
+                    .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                        label: Some("ndvm.region.grow"),
+                    });
+            encoder.copy_buffer_to_buffer(&old, 0, new, 0, old_bytes);
+            ctx.queue().submit([encoder.finish()]);
+        })
+    }
 }
 
 impl GpuRegions {
@@ -107,31 +135,25 @@ impl GpuRegions {
         self.ctx.pipelines.get(&self.ctx, shader, &[], &entries)
     }
 
-    /// Uploads the region's tables and the data the device has not seen; returns the chunk
-    /// plan.
+    /// Uploads the region's tables and the `upload` ranges of `data`; returns the chunk plan.
     pub(crate) fn upload(
         &mut self,
         region: &Region,
         masks: &MaskBits,
         data: &[f32],
-        clean_below: usize,
+        upload: &[Range<usize>],
         reverse: bool,
     ) -> Result<RegionPlan, GpuError> {
-        // Room after the data for the progress counters read back with it.
-        let bytes = (data.len() + region.lanes as usize) as u64 * 4;
-        let grown = self.data.ensure(&self.ctx, "data", bytes, STORAGE)?;
-        let from = if grown || self.lanes != region.lanes {
-            0
-        } else {
-            clean_below.min(data.len())
-        };
-        self.lanes = region.lanes;
+        let bytes = data.len() as u64 * 4;
+        self.data
+            .ensure_keeping(&self.ctx, "data", bytes, STORAGE)?;
         let tables: [(&str, &mut Grow, &[u32]); 4] = [
             ("slots", &mut self.slots, &region.slots),
             ("ops", &mut self.ops, &region.ops),
             ("aux", &mut self.aux, &region.aux),
             ("masks", &mut self.masks, &masks.words),
         ];
+        let mut sent = 0u64;
         for (name, grow, words) in tables {
             grow.ensure(&self.ctx, name, words.len() as u64 * 4, STORAGE)?;
             let buffer = grow.buffer.clone();
@@ -140,27 +162,35 @@ impl GpuRegions {
                 self.ctx
                     .queue()
                     .write_buffer(&b, 0, bytemuck::cast_slice(words));
+                sent += words.len() as u64 * 4;
             }
         }
-        if from < data.len() {
-            let b = self.data.buffer.as_ref().expect("ensured");
-            self.ctx
-                .queue()
-                .write_buffer(b, from as u64 * 4, bytemuck::cast_slice(&data[from..]));
+        let b = self.data.buffer.as_ref().expect("ensured");
+        for r in upload {
+            let r = r.start.min(data.len())..r.end.min(data.len());
+            if !r.is_empty() {
+                self.ctx.queue().write_buffer(
+                    b,
+                    r.start as u64 * 4,
+                    bytemuck::cast_slice(&data[r.clone()]),
+                );
+                sent += r.len() as u64 * 4;
+            }
         }
+        self.traffic.add_upload(sent);
         Ok(RegionPlan::new(region, self.budget, reverse))
     }
 
     /// Records one dispatch per chunk (backwards for the reverse pass) into a new command
-    /// buffer, then a copy of the lanes' progress counters to byte `tail.1` of `tail.0`, and
-    /// submits it.
+    /// buffer, then (with a `tail`) a copy of the lanes' progress counters to byte `tail.1` of
+    /// `tail.0`, and submits it.
     pub(crate) fn dispatch(
         &mut self,
         region: &Region,
         masks: &MaskBits,
         plan: &RegionPlan,
         reverse: bool,
-        tail: (&wgpu::Buffer, u64),
+        tail: Option<(&wgpu::Buffer, u64)>,
     ) -> Result<(), GpuError> {
         let kernels = [
             self.pipeline(reverse, false)?,
@@ -299,21 +329,23 @@ impl GpuRegions {
                     pass.dispatch_workgroups(x, n.div_ceil(x), 1);
                 }
             }
-            encoder.copy_buffer_to_buffer(&gb, 0, tail.0, tail.1, lanes as u64 * 4);
+            if let Some((to, at)) = tail {
+                encoder.copy_buffer_to_buffer(&gb, 0, to, at, lanes as u64 * 4);
+            }
             ctx.queue().submit([encoder.finish()]);
         })?;
-        self.dispatches
-            .fetch_add(order.len() as u64, std::sync::atomic::Ordering::Relaxed);
+        self.traffic.add_dispatches(order.len() as u64);
         Ok(())
     }
 
-    /// Runs `region` forward over `data` (see [`shared_ir::region::RegionDevice::forward`]).
+    /// Runs `region` forward over `data` (see [`shared_ir::region::RegionDevice::forward`]):
+    /// its results stay on the device; only the lanes' progress counters come back.
     pub fn run_forward(
         &mut self,
         region: &Region,
         masks: &MaskBits,
-        data: &mut [f32],
-        clean_below: usize,
+        data: &[f32],
+        upload: &[Range<usize>],
     ) -> Result<(), GpuError> {
         let stats = RegionStats {
             ops: region.len(),
@@ -322,20 +354,36 @@ impl GpuRegions {
             ..RegionStats::default()
         };
         self.check(&stats)?;
-        let plan = self.upload(region, masks, data, clean_below, false)?;
-        let db = self.data.buffer.clone().expect("uploaded");
-        self.dispatch(region, masks, &plan, false, (&db, data.len() as u64 * 4))?;
-        let from = clean_below.min(data.len());
+        let plan = self.upload(region, masks, data, upload, false)?;
+        self.dispatch(region, masks, &plan, false, None)?;
         let lanes = region.lanes as usize;
+        let gb = self.progress.buffer.clone().expect("dispatched");
+        let progress: Vec<f32> = self
+            .ctx
+            .read_back("reading the lanes' progress", &gb, lanes)?;
+        self.traffic.add_download(lanes as u64 * 4);
+        check_progress(&progress, region.len() as u32, "forward")
+    }
+
+    /// Reads `out.len()` numbers of the device's arena from number `from` on.
+    pub fn read_data(&mut self, from: usize, out: &mut [f32]) -> Result<(), GpuError> {
+        if out.is_empty() {
+            return Ok(());
+        }
+        let Some(db) = self.data.buffer.clone() else {
+            return Err(GpuError::Internal {
+                during: "reading a region's results".into(),
+                message: "the device holds no data".into(),
+            });
+        };
         let back: Vec<f32> = self.ctx.read_back_at(
             "reading a region's results",
             &db,
             from as u64 * 4,
-            data.len() - from + lanes,
+            out.len(),
         )?;
-        let (values, progress) = back.split_at(data.len() - from);
-        check_progress(progress, region.len() as u32, "forward")?;
-        data[from..].copy_from_slice(values);
+        self.traffic.add_download(out.len() as u64 * 4);
+        out.copy_from_slice(&back);
         Ok(())
     }
 
@@ -346,7 +394,7 @@ impl GpuRegions {
         region: &Region,
         masks: &MaskBits,
         data: &[f32],
-        clean_below: usize,
+        upload: &[Range<usize>],
         adj_len: usize,
         seed: (usize, &[f32]),
         read: usize,
@@ -359,7 +407,7 @@ impl GpuRegions {
             ..RegionStats::default()
         };
         self.check(&stats)?;
-        let plan = self.upload(region, masks, data, clean_below, true)?;
+        let plan = self.upload(region, masks, data, upload, true)?;
         let read = read.min(adj_len);
         let lanes = region.lanes as usize;
         self.adj.ensure(
@@ -384,10 +432,12 @@ impl GpuRegions {
                 .queue()
                 .write_buffer(&jb, seed.0 as u64 * 4, bytemuck::cast_slice(seed.1));
         })?;
-        self.dispatch(region, masks, &plan, true, (&jb, read as u64 * 4))?;
+        self.traffic.add_upload(seed.1.len() as u64 * 4);
+        self.dispatch(region, masks, &plan, true, Some((&jb, read as u64 * 4)))?;
         let mut back: Vec<f32> =
             self.ctx
                 .read_back_at("reading the adjoints", &jb, 0, read + lanes)?;
+        self.traffic.add_download((read + lanes) as u64 * 4);
         check_progress(&back[read..], 0, "reverse")?;
         back.truncate(read);
         Ok(back)

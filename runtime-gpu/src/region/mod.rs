@@ -2,12 +2,15 @@
 //! region interpreter (`shaders::REGION_FORWARD`, `shaders::REGION_REVERSE`), one invocation
 //! per lane, compiled once.
 //!
-//! The device keeps the walk's data arena in one storage buffer. A forward call uploads what
-//! changed on the host since the last call, runs the region's records in dispatches of a few
+//! The device keeps the walk's data arena in one storage buffer. A forward call uploads the
+//! ranges the host wrote since the last call (its own numbers: inputs, constants, what the CPU
+//! computed; never the region's results), runs the region's records in dispatches of a few
 //! thousand loop visits each (Mesa's software driver silently ends an invocation after 65,535;
-//! see [`RegionPlan`]), and reads the new numbers back. A reverse call clears the adjoint
-//! arena, seeds the result's adjoint, runs the tape's records backwards in the same kind of
-//! dispatches and reads back the adjoints the caller asks for.
+//! see [`RegionPlan`]), and leaves the results on the device: the host reads back only the
+//! numbers it needs ([`GpuRegions::read_data`]). A reverse call clears the adjoint arena,
+//! seeds the result's adjoint, runs the tape's records backwards in the same kind of
+//! dispatches over the values already on the device, and reads back the adjoints the caller
+//! asks for. [`Traffic`] counts the bytes moved each way.
 //!
 //! With [`RegionPolicy::Auto`] the device takes a region only when the cost model of
 //! [`shared_ir::region::RegionCosts`], with costs measured on this machine, expects it to be
@@ -28,6 +31,8 @@ use crate::context::GpuContext;
 use crate::error::GpuError;
 use gpu::Grow;
 use shared_ir::region::{DeviceResult, MaskBits, Region, RegionCosts, RegionDevice, RegionStats};
+use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// Invocations per workgroup (the shader's `@workgroup_size`).
@@ -70,10 +75,39 @@ pub struct GpuRegions {
     adj: Grow,
     params: Grow,
     progress: Grow,
-    /// Lanes of the walk whose data the device holds.
-    lanes: u32,
-    /// Dispatches made, over the device's life (shared with [`GpuRegions::dispatch_counter`]).
-    dispatches: Arc<std::sync::atomic::AtomicU64>,
+    /// What the device moved and ran, over its life (shared with [`GpuRegions::traffic`]).
+    traffic: Arc<Traffic>,
+}
+
+/// What a region device moved across the bus and dispatched, over its life.
+#[derive(Debug, Default)]
+pub struct Traffic {
+    uploaded: AtomicU64,
+    downloaded: AtomicU64,
+    dispatches: AtomicU64,
+}
+impl Traffic {
+    /// Bytes sent to the device (tables, host numbers, seeds).
+    pub fn uploaded(&self) -> u64 {
+        self.uploaded.load(Ordering::Relaxed)
+    }
+    /// Bytes read back (the numbers the host asked for, adjoints, progress counters).
+    pub fn downloaded(&self) -> u64 {
+        self.downloaded.load(Ordering::Relaxed)
+    }
+    /// Dispatches made.
+    pub fn dispatches(&self) -> u64 {
+        self.dispatches.load(Ordering::Relaxed)
+    }
+    pub(crate) fn add_upload(&self, bytes: u64) {
+        self.uploaded.fetch_add(bytes, Ordering::Relaxed);
+    }
+    pub(crate) fn add_download(&self, bytes: u64) {
+        self.downloaded.fetch_add(bytes, Ordering::Relaxed);
+    }
+    pub(crate) fn add_dispatches(&self, n: u64) {
+        self.dispatches.fetch_add(n, Ordering::Relaxed);
+    }
 }
 impl GpuRegions {
     /// A region device on `ctx`.
@@ -99,15 +133,14 @@ impl GpuRegions {
             adj: Grow::default(),
             params: Grow::default(),
             progress: Grow::default(),
-            lanes: 0,
-            dispatches: Arc::default(),
+            traffic: Arc::default(),
         }
     }
 
-    /// A counter of the dispatches this device makes, readable after the device is handed to a
-    /// session.
-    pub fn dispatch_counter(&self) -> Arc<std::sync::atomic::AtomicU64> {
-        Arc::clone(&self.dispatches)
+    /// The device's counters of bytes moved and dispatches made, readable after the device
+    /// is handed to a session.
+    pub fn traffic(&self) -> Arc<Traffic> {
+        Arc::clone(&self.traffic)
     }
 
     /// Sets the loop-visit budget of one dispatch (tests use a small one to force many).
@@ -203,12 +236,11 @@ impl RegionDevice<f32> for GpuRegions {
             RegionPolicy::Always => true,
             RegionPolicy::Auto => match self.costs() {
                 Ok(c) => {
-                    // At most the whole arena each way; each wide op is a dispatch, and the
-                    // interpreter's records come a few hundred to one.
-                    let bytes = (stats.data_len as u64) * 4;
+                    // Each wide op is a dispatch, and the interpreter's records come a few
+                    // hundred to one.
                     let narrow = (stats.ops - stats.wide_ops) as u64;
                     let dispatches = stats.wide_ops as u64 + narrow.div_ceil(256) + 1;
-                    c.prefer_device(stats, bytes, dispatches)
+                    c.prefer_device(stats, dispatches)
                 }
                 Err(_) => false,
             },
@@ -219,14 +251,18 @@ impl RegionDevice<f32> for GpuRegions {
         &mut self,
         region: &Region,
         masks: &MaskBits,
-        data: &mut [f32],
-        clean_below: usize,
+        data: &[f32],
+        upload: &[Range<usize>],
     ) -> DeviceResult<()> {
         if let Some(e) = self.refused.take() {
             return Err(e.to_string());
         }
-        self.run_forward(region, masks, data, clean_below)
+        self.run_forward(region, masks, data, upload)
             .map_err(|e| e.to_string())
+    }
+
+    fn read(&mut self, from: usize, out: &mut [f32]) -> DeviceResult<()> {
+        self.read_data(from, out).map_err(|e| e.to_string())
     }
 
     fn reverse(
@@ -234,7 +270,7 @@ impl RegionDevice<f32> for GpuRegions {
         region: &Region,
         masks: &MaskBits,
         data: &[f32],
-        clean_below: usize,
+        upload: &[Range<usize>],
         adj_len: usize,
         seed: (usize, &[f32]),
         read: usize,
@@ -242,7 +278,7 @@ impl RegionDevice<f32> for GpuRegions {
         if let Some(e) = self.refused.take() {
             return Err(e.to_string());
         }
-        self.run_reverse(region, masks, data, clean_below, adj_len, seed, read)
+        self.run_reverse(region, masks, data, upload, adj_len, seed, read)
             .map_err(|e| e.to_string())
     }
 }

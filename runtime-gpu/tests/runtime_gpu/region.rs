@@ -30,7 +30,7 @@ fn a_region_larger_than_one_buffer_is_a_clear_error() {
     let mut gpu = GpuRegions::new(ctx, RegionPolicy::Always);
     assert!(gpu.wants(&stats));
     let err = gpu
-        .forward(&Default::default(), &Default::default(), &mut [], 0)
+        .forward(&Default::default(), &Default::default(), &[], &[])
         .expect_err("refused");
     assert!(err.contains("max_storage_buffer_binding_size"), "{err}");
 }
