@@ -9,7 +9,7 @@
 //! | --- | --- | --- |
 //! | [`CEILING`] | `main` | the numeric-ceiling kernel: a D-dimensional Kalman filter's NLL per candidate, one workgroup each |
 //! | [`EMPTY`] | `main` | a dispatch that does nothing, to measure the fixed cost of a round trip |
-//! | [`REGION_FORWARD`], [`REGION_REVERSE`] | `forward`, `reverse` | the region interpreter: a region's op records over B lanes, forward and reverse |
+//! | [`REGION_FORWARD`], [`REGION_REVERSE`], [`REGION_FORWARD_SHARED`], [`REGION_REVERSE_SHARED`] | `forward`, `reverse`, `forward_shared`, `reverse_shared` | the region interpreter: a region's op records over B lanes, forward and reverse, with one or several invocations per lane |
 //!
 //! ```
 //! let names: Vec<&str> = shaders::ALL.iter().map(|s| s.name).collect();
@@ -57,8 +57,8 @@ pub const EMPTY: Shader = Shader {
     overrides: &[],
 };
 
-/// The region interpreter's forward pass (`wgsl/region.wgsl`, entry `forward`): one invocation
-/// per lane runs op records `op_begin..op_end` of a region over the data arena.
+/// The region interpreter's forward pass (`wgsl/region.wgsl`, entry `forward`): `width`
+/// invocations per lane run op records `op_begin..op_end` of a region over the data arena.
 pub const REGION_FORWARD: Shader = Shader {
     name: "region_forward",
     path: "wgsl/region.wgsl",
@@ -75,19 +75,18 @@ pub const REGION_REVERSE: Shader = Shader {
     ..REGION_FORWARD
 };
 
-/// The region interpreter's wide forward op (`forward_wide`): one op, one invocation per
-/// (lane, result element).
-pub const REGION_FORWARD_WIDE: Shader = Shader {
-    name: "region_forward_wide",
-    entry_point: "forward_wide",
+/// The region interpreter's forward pass with `width` > 1 invocations per lane sharing each
+/// op (entry `forward_shared`; a barrier after each op).
+pub const REGION_FORWARD_SHARED: Shader = Shader {
+    name: "region_forward_shared",
+    entry_point: "forward_shared",
     ..REGION_FORWARD
 };
 
-/// The region interpreter's wide reverse op (`reverse_wide`): one op, one invocation per
-/// (lane, operand element).
-pub const REGION_REVERSE_WIDE: Shader = Shader {
-    name: "region_reverse_wide",
-    entry_point: "reverse_wide",
+/// The reverse pass with `width` > 1 invocations per lane (entry `reverse_shared`).
+pub const REGION_REVERSE_SHARED: Shader = Shader {
+    name: "region_reverse_shared",
+    entry_point: "reverse_shared",
     ..REGION_FORWARD
 };
 
@@ -97,8 +96,8 @@ pub const ALL: &[Shader] = &[
     EMPTY,
     REGION_FORWARD,
     REGION_REVERSE,
-    REGION_FORWARD_WIDE,
-    REGION_REVERSE_WIDE,
+    REGION_FORWARD_SHARED,
+    REGION_REVERSE_SHARED,
 ];
 
 /// The size of the region interpreter's `Params` block, bytes.

@@ -1,5 +1,12 @@
-// The region interpreter: one invocation per lane runs a slice of a region's op records over
-// the data arena, forward (`forward`) or backwards through the adjoints (`reverse`).
+// The region interpreter: a slice of a region's op records over the data arena, forward
+// (`forward`) or backwards through the adjoints (`reverse`). Each lane has `P.width`
+// invocations (a power of two dividing the workgroup's 64) that share its ops: the element
+// loops of elementwise ops, select, extract, pack and the products (matvec, matmul, transpose,
+// outer) are spread over them (element e on invocation e % width), and the rest (reductions,
+// factorisations, a pack's adjoint) run on the lane's first invocation. With more than one
+// invocation per lane (`forward_shared`, `reverse_shared`) a storage barrier between ops makes
+// each op's results visible to the next; lanes never share numbers, so no barrier wider than
+// the workgroup is needed and a whole slice is one dispatch.
 // The record and slot layouts are those of shared-ir's `region` module; every rule mirrors the
 // CPU kernels of runtime-cpu (`kernels/`, `backward.rs`). Matrices that are factored (det,
 // logdet, inv, solve) are at most MAXN x MAXN; the host never sends a larger one here.
@@ -12,7 +19,8 @@ struct Params {
     // Bit patterns of NaN and +inf, read at run time so no constant folding sees them.
     nan_bits: u32,
     inf_bits: u32,
-    pad0: u32,
+    // Invocations per lane.
+    width: u32,
     pad1: u32,
 }
 
@@ -34,6 +42,9 @@ const FLOOR: f32 = 1e-8;
 @group(0) @binding(7) var<storage, read_write> progress: array<u32>;
 
 var<private> lane: u32;
+// This invocation's place among its lane's `TW` invocations.
+var<private> TK: u32;
+var<private> TW: u32;
 var<private> M: array<f32, 64>;
 var<private> X: array<f32, 64>;
 var<private> T: array<f32, 64>;
@@ -246,7 +257,14 @@ fn det_of(a: u32, n: u32) -> f32 {
     return eliminate(n, 0u);
 }
 
+// The products whose result elements are spread over a lane's invocations (forward and
+// reverse): matvec, matmul, transpose, outer.
+fn spreads(op: u32) -> bool {
+    return op == 6u || op == 7u || op == 8u || op == 10u;
+}
+
 fn linalg_f(op: u32, out: u32, a: u32, b: u32) {
+    if !spreads(op) && TK != 0u { return; }
     let na = len_of(a);
     let m = rows_of(a);
     let k = cols_of(a);
@@ -281,7 +299,7 @@ fn linalg_f(op: u32, out: u32, a: u32, b: u32) {
             put(out, 2u, a0 * b1 - a1 * b0);
         }
         case 6u: {
-            for (var i = 0u; i < m; i++) {
+            for (var i = TK; i < m; i += TW) {
                 var s = 0.0;
                 for (var j = 0u; j < k; j++) { s = s + ld(a, i * k + j) * ld(b, j); }
                 put(out, i, s);
@@ -289,18 +307,17 @@ fn linalg_f(op: u32, out: u32, a: u32, b: u32) {
         }
         case 7u: {
             let n = cols_of(b);
-            for (var i = 0u; i < m; i++) {
-                for (var j = 0u; j < n; j++) {
-                    var s = 0.0;
-                    for (var p = 0u; p < k; p++) { s = s + ld(a, i * k + p) * ld(b, p * n + j); }
-                    put(out, i * n + j, s);
-                }
+            for (var e = TK; e < m * n; e += TW) {
+                let i = e / n;
+                let j = e % n;
+                var s = 0.0;
+                for (var p = 0u; p < k; p++) { s = s + ld(a, i * k + p) * ld(b, p * n + j); }
+                put(out, e, s);
             }
         }
         case 8u: {
-            for (var i = 0u; i < m; i++) {
-                for (var j = 0u; j < k; j++) { put(out, j * m + i, ld(a, i * k + j)); }
-            }
+            // out is k x m: element (j, i) is A[i][j].
+            for (var e = TK; e < m * k; e += TW) { put(out, (e % k) * m + e / k, ld(a, e)); }
         }
         case 9u: {
             var s = 0.0;
@@ -309,9 +326,7 @@ fn linalg_f(op: u32, out: u32, a: u32, b: u32) {
         }
         case 10u: {
             let nb = len_of(b);
-            for (var i = 0u; i < na; i++) {
-                for (var j = 0u; j < nb; j++) { put(out, i * nb + j, ld(a, i) * ld(b, j)); }
-            }
+            for (var e = TK; e < na * nb; e += TW) { put(out, e, ld(a, e / nb) * ld(b, e % nb)); }
         }
         case 11u: { put(out, 0u, det_of(a, m)); }
         case 12u: {
@@ -360,28 +375,33 @@ fn forward_op(i: u32) {
     let n = len_of(out);
     switch code {
         case 0u: {
-            for (var e = 0u; e < n; e++) { put(out, e, unary_f(sub, ld(a, e))); }
+            for (var e = TK; e < n; e += TW) { put(out, e, unary_f(sub, ld(a, e))); }
         }
         case 1u: {
             let sa = len_of(a) == 1u;
             let sb = len_of(b) == 1u;
-            for (var e = 0u; e < n; e++) {
+            for (var e = TK; e < n; e += TW) {
                 put(out, e, binary_f(sub, ld(a, select(e, 0u, sa)), ld(b, select(e, 0u, sb))));
             }
         }
         case 2u: {
             let c = bit(extra);
-            for (var e = 0u; e < n; e++) { put(out, e, select(ld(b, e), ld(a, e), c)); }
+            for (var e = TK; e < n; e += TW) { put(out, e, select(ld(b, e), ld(a, e), c)); }
         }
         case 3u: {
-            var eo = 0u;
+            // Element `base + e` of the result, e of part q, on invocation (base + e) % TW.
+            var base = 0u;
             for (var q = 0u; q < r.count; q++) {
                 let p = aux[extra + q];
-                for (var e = 0u; e < len_of(p); e++) { put(out, eo, ld(p, e)); eo++; }
+                let l = len_of(p);
+                for (var e = (TK + TW - base % TW) % TW; e < l; e += TW) {
+                    put(out, base + e, ld(p, e));
+                }
+                base += l;
             }
         }
         case 4u: {
-            for (var e = 0u; e < n; e++) { put(out, e, ld(a, extra + e)); }
+            for (var e = TK; e < n; e += TW) { put(out, e, ld(a, extra + e)); }
         }
         default: { linalg_f(sub, out, a, b); }
     }
@@ -398,7 +418,11 @@ fn acc_inverse_transpose(a: u32, n: u32, s: f32) {
     for (var e = 0u; e < n * n; e++) { acc(a, e, s * X[e]); }
 }
 
+// The reverse rules. Where a lane's invocations share an op, each adds only to adjoint
+// elements of its own index (of `a` and of `b` alike, so an op whose operands are one slot
+// never has two invocations add to one number).
 fn linalg_r(op: u32, out: u32, a: u32, b: u32) {
+    if !spreads(op) && TK != 0u { return; }
     let na = len_of(a);
     let m = rows_of(a);
     let k = cols_of(a);
@@ -452,39 +476,42 @@ fn linalg_r(op: u32, out: u32, a: u32, b: u32) {
             }
         }
         case 6u: {
-            for (var i = 0u; i < m; i++) {
-                let g = gadj(out, i);
-                for (var j = 0u; j < k; j++) {
-                    if ga { acc(a, i * k + j, g * ld(b, j)); }
-                    if gb { acc(b, j, ld(a, i * k + j) * g); }
+            // y = A v: dA[r][c] += g[r] v[c]; dv[c] += sum_r A[r][c] g[r].
+            if ga {
+                for (var e = TK; e < m * k; e += TW) { acc(a, e, gadj(out, e / k) * ld(b, e % k)); }
+            }
+            if gb {
+                for (var c = TK; c < k; c += TW) {
+                    var s = 0.0;
+                    for (var r = 0u; r < m; r++) { s = s + ld(a, r * k + c) * gadj(out, r); }
+                    acc(b, c, s);
                 }
             }
         }
         case 7u: {
+            // C = A B: dA = G B^T, dB = A^T G.
             let n = cols_of(b);
             if ga {
-                for (var i = 0u; i < m; i++) {
-                    for (var p = 0u; p < k; p++) {
-                        var s = 0.0;
-                        for (var j = 0u; j < n; j++) { s = s + gadj(out, i * n + j) * ld(b, p * n + j); }
-                        acc(a, i * k + p, s);
-                    }
+                for (var e = TK; e < m * k; e += TW) {
+                    let i = e / k;
+                    let p = e % k;
+                    var s = 0.0;
+                    for (var j = 0u; j < n; j++) { s = s + gadj(out, i * n + j) * ld(b, p * n + j); }
+                    acc(a, e, s);
                 }
             }
             if gb {
-                for (var p = 0u; p < k; p++) {
-                    for (var j = 0u; j < n; j++) {
-                        var s = 0.0;
-                        for (var i = 0u; i < m; i++) { s = s + ld(a, i * k + p) * gadj(out, i * n + j); }
-                        acc(b, p * n + j, s);
-                    }
+                for (var e = TK; e < k * n; e += TW) {
+                    let p = e / n;
+                    let j = e % n;
+                    var s = 0.0;
+                    for (var i = 0u; i < m; i++) { s = s + ld(a, i * k + p) * gadj(out, i * n + j); }
+                    acc(b, e, s);
                 }
             }
         }
         case 8u: {
-            for (var i = 0u; i < m; i++) {
-                for (var j = 0u; j < k; j++) { acc(a, i * k + j, gadj(out, j * m + i)); }
-            }
+            for (var e = TK; e < m * k; e += TW) { acc(a, e, gadj(out, (e % k) * m + e / k)); }
         }
         case 9u: {
             let g = gadj(out, 0u);
@@ -492,11 +519,18 @@ fn linalg_r(op: u32, out: u32, a: u32, b: u32) {
         }
         case 10u: {
             let nb = len_of(b);
-            for (var i = 0u; i < na; i++) {
-                for (var j = 0u; j < nb; j++) {
-                    let g = gadj(out, i * nb + j);
-                    if ga { acc(a, i, g * ld(b, j)); }
-                    if gb { acc(b, j, g * ld(a, i)); }
+            if ga {
+                for (var e = TK; e < na; e += TW) {
+                    var s = 0.0;
+                    for (var c = 0u; c < nb; c++) { s = s + gadj(out, e * nb + c) * ld(b, c); }
+                    acc(a, e, s);
+                }
+            }
+            if gb {
+                for (var e = TK; e < nb; e += TW) {
+                    var s = 0.0;
+                    for (var r = 0u; r < na; r++) { s = s + gadj(out, r * nb + e) * ld(a, r); }
+                    acc(b, e, s);
                 }
             }
         }
@@ -575,237 +609,75 @@ fn reverse_op(i: u32) {
     let b = r.b;
     let extra = r.extra;
     let n = len_of(out);
-    if !has_adj(out) { return; }
-    if bit(r.mask) {
-        switch code {
-            case 0u: {
-                if has_adj(a) {
-                    for (var e = 0u; e < n; e++) {
-                        acc(a, e, gadj(out, e) * unary_d(sub, ld(a, e), ld(out, e)));
-                    }
-                }
-            }
-            case 1u: {
-                let sa = len_of(a) == 1u;
-                let sb = len_of(b) == 1u;
-                for (var e = 0u; e < n; e++) {
-                    let ea = select(e, 0u, sa);
-                    let eb = select(e, 0u, sb);
-                    let d = binary_d(sub, ld(a, ea), ld(b, eb), ld(out, e));
-                    let g = gadj(out, e);
-                    acc(a, ea, g * d.x);
-                    acc(b, eb, g * d.y);
-                }
-            }
-            case 2u: {
-                let c = bit(extra);
-                for (var e = 0u; e < n; e++) {
-                    if c { acc(a, e, gadj(out, e)); } else { acc(b, e, gadj(out, e)); }
-                }
-            }
-            case 3u: {
-                var eo = 0u;
-                for (var q = 0u; q < r.count; q++) {
-                    let p = aux[extra + q];
-                    for (var e = 0u; e < len_of(p); e++) { acc(p, e, gadj(out, eo)); eo++; }
-                }
-            }
-            case 4u: {
-                for (var e = 0u; e < n; e++) { acc(a, extra + e, gadj(out, e)); }
-            }
-            default: { linalg_r(sub, out, a, b); }
-        }
-    }
-    // The result's adjoint is not cleared: no other record reads it, and the host clears the
-    // whole adjoint arena before a reverse pass.
-}
-
-// ---- Wide ops: one invocation per (lane, element), one op per dispatch (op_begin). ----
-
-// The invocation's index over a 2-D grid of workgroups.
-fn flat(gid: vec3<u32>, nwg: vec3<u32>) -> u32 {
-    return gid.x + gid.y * nwg.x * 64u;
-}
-
-fn forward_wide_op(i: u32, e: u32) {
-    let r = record(i);
-    let code = r.code;
-    let sub = r.sub;
-    let out = r.out;
-    let a = r.a;
-    let b = r.b;
-    let extra = r.extra;
-    switch code {
-        case 0u: { put(out, e, unary_f(sub, ld(a, e))); }
-        case 1u: {
-            let ea = select(e, 0u, len_of(a) == 1u);
-            let eb = select(e, 0u, len_of(b) == 1u);
-            put(out, e, binary_f(sub, ld(a, ea), ld(b, eb)));
-        }
-        case 2u: { put(out, e, select(ld(b, e), ld(a, e), bit(extra))); }
-        case 3u: {
-            var base = 0u;
-            for (var q = 0u; q < r.count; q++) {
-                let p = aux[extra + q];
-                let l = len_of(p);
-                if e < base + l {
-                    put(out, e, ld(p, e - base));
-                    break;
-                }
-                base += l;
-            }
-        }
-        case 4u: { put(out, e, ld(a, extra + e)); }
-        default: {
-            let m = rows_of(a);
-            let k = cols_of(a);
-            switch sub {
-                case 6u: {
-                    var s = 0.0;
-                    for (var j = 0u; j < k; j++) { s = s + ld(a, e * k + j) * ld(b, j); }
-                    put(out, e, s);
-                }
-                case 7u: {
-                    let nb = cols_of(b);
-                    let r = e / nb;
-                    let c = e % nb;
-                    var s = 0.0;
-                    for (var p = 0u; p < k; p++) { s = s + ld(a, r * k + p) * ld(b, p * nb + c); }
-                    put(out, e, s);
-                }
-                case 8u: {
-                    // out is k x m: element e is (e / m, e % m) = A[e % m][e / m].
-                    put(out, e, ld(a, (e % m) * k + e / m));
-                }
-                default: {
-                    let nb = len_of(b);
-                    put(out, e, ld(a, e / nb) * ld(b, e % nb));
-                }
-            }
-        }
-    }
-}
-
-fn reverse_wide_op(i: u32, e: u32) {
-    let r = record(i);
-    let code = r.code;
-    let sub = r.sub;
-    let out = r.out;
-    let a = r.a;
-    let b = r.b;
-    let extra = r.extra;
-    let n = len_of(out);
+    if !has_adj(out) || !bit(r.mask) { return; }
     switch code {
         case 0u: {
-            if e < n && has_adj(a) { acc(a, e, gadj(out, e) * unary_d(sub, ld(a, e), ld(out, e))); }
+            if has_adj(a) {
+                for (var e = TK; e < n; e += TW) {
+                    acc(a, e, gadj(out, e) * unary_d(sub, ld(a, e), ld(out, e)));
+                }
+            }
         }
         case 1u: {
             let sa = len_of(a) == 1u;
             let sb = len_of(b) == 1u;
-            if e < n {
+            for (var e = TK; e < n; e += TW) {
                 let d = binary_d(sub, ld(a, select(e, 0u, sa)), ld(b, select(e, 0u, sb)), ld(out, e));
                 let g = gadj(out, e);
                 if !sa { acc(a, e, g * d.x); }
                 if !sb { acc(b, e, g * d.y); }
             }
             // A broadcast scalar's adjoint is a sum over the elements: one invocation adds it.
-            if e == 0u && (sa || sb) {
-                var s = 0.0;
+            if TK == 0u && (sa || sb) {
+                var s = vec2<f32>(0.0, 0.0);
                 for (var q = 0u; q < n; q++) {
                     let d = binary_d(sub, ld(a, select(q, 0u, sa)), ld(b, select(q, 0u, sb)), ld(out, q));
-                    s = s + gadj(out, q) * select(d.y, d.x, sa);
+                    s = s + gadj(out, q) * d;
                 }
-                if sa { acc(a, 0u, s); } else { acc(b, 0u, s); }
+                if sa { acc(a, 0u, s.x); }
+                if sb { acc(b, 0u, s.y); }
             }
         }
         case 2u: {
-            if e < n {
-                if bit(extra) { acc(a, e, gadj(out, e)); } else { acc(b, e, gadj(out, e)); }
+            let c = bit(extra);
+            for (var e = TK; e < n; e += TW) {
+                if c { acc(a, e, gadj(out, e)); } else { acc(b, e, gadj(out, e)); }
+            }
+        }
+        case 3u: {
+            // A pack's parts may repeat: one invocation adds every part's adjoint.
+            if TK == 0u {
+                var eo = 0u;
+                for (var q = 0u; q < r.count; q++) {
+                    let p = aux[extra + q];
+                    for (var e = 0u; e < len_of(p); e++) { acc(p, e, gadj(out, eo)); eo++; }
+                }
             }
         }
         case 4u: {
-            if e < n { acc(a, extra + e, gadj(out, e)); }
+            for (var e = TK; e < n; e += TW) { acc(a, extra + e, gadj(out, e)); }
         }
-        default: {
-            let m = rows_of(a);
-            let k = cols_of(a);
-            switch sub {
-                case 6u: {
-                    // y = A v: dA[r][c] += g[r] v[c]; dv[c] += sum_r A[r][c] g[r].
-                    if e < m * k && has_adj(a) { acc(a, e, gadj(out, e / k) * ld(b, e % k)); }
-                    if e < k && has_adj(b) {
-                        var s = 0.0;
-                        for (var r = 0u; r < m; r++) { s = s + ld(a, r * k + e) * gadj(out, r); }
-                        acc(b, e, s);
-                    }
-                }
-                case 7u: {
-                    // C = A B: dA = G B^T, dB = A^T G.
-                    let nb = cols_of(b);
-                    if e < m * k && has_adj(a) {
-                        let r = e / k;
-                        let p = e % k;
-                        var s = 0.0;
-                        for (var c = 0u; c < nb; c++) { s = s + gadj(out, r * nb + c) * ld(b, p * nb + c); }
-                        acc(a, e, s);
-                    }
-                    if e < k * nb && has_adj(b) {
-                        let p = e / nb;
-                        let c = e % nb;
-                        var s = 0.0;
-                        for (var r = 0u; r < m; r++) { s = s + ld(a, r * k + p) * gadj(out, r * nb + c); }
-                        acc(b, e, s);
-                    }
-                }
-                case 8u: {
-                    if e < m * k { acc(a, e, gadj(out, (e % k) * m + e / k)); }
-                }
-                default: {
-                    let na = len_of(a);
-                    let nb = len_of(b);
-                    if e < na && has_adj(a) {
-                        var s = 0.0;
-                        for (var c = 0u; c < nb; c++) { s = s + gadj(out, e * nb + c) * ld(b, c); }
-                        acc(a, e, s);
-                    }
-                    if e < nb && has_adj(b) {
-                        var s = 0.0;
-                        for (var r = 0u; r < na; r++) { s = s + gadj(out, r * nb + e) * ld(a, r); }
-                        acc(b, e, s);
-                    }
-                }
-            }
-        }
+        default: { linalg_r(sub, out, a, b); }
     }
+    // The result's adjoint is not cleared: no other record reads it, and the host clears the
+    // whole adjoint arena before a reverse pass.
 }
 
-// One wide op forward: P.op_end = P.op_begin + 1; `P.pad0` elements per lane. The invocation
-// of element 0 moves the lane's progress on.
-@compute @workgroup_size(64)
-fn forward_wide(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let t = flat(gid, nwg);
-    if t >= P.lanes * P.pad0 { return; }
-    lane = t % P.lanes;
-    let e = t / P.lanes;
-    forward_wide_op(P.op_begin, e);
-    if e == 0u && progress[lane] == P.op_begin { progress[lane] = P.op_end; }
+// The lane and place of this invocation: `P.width` invocations per lane, so 64 / width lanes
+// per workgroup (workgroups over a 2-D grid). Neighbouring invocations take neighbouring lanes,
+// whose numbers are neighbours in memory (element e of lane l at offset + e * lanes + l).
+fn place(li: u32, wg: vec3<u32>, nwg: vec3<u32>) {
+    TW = P.width;
+    let per_group = 64u / TW;
+    TK = li / per_group;
+    lane = (wg.x + wg.y * nwg.x) * per_group + li % per_group;
 }
 
-// One wide op backwards, under its lane mask; `P.pad0` invocations per lane.
+// One invocation per lane (`P.width` = 1): no barrier, which a software driver runs faster.
 @compute @workgroup_size(64)
-fn reverse_wide(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let t = flat(gid, nwg);
-    if t >= P.lanes * P.pad0 { return; }
-    lane = t % P.lanes;
-    let e = t / P.lanes;
-    let r = record(P.op_begin);
-    if has_adj(r.out) && bit(r.mask) { reverse_wide_op(P.op_begin, e); }
-    if e == 0u && progress[lane] == P.op_end { progress[lane] = P.op_begin; }
-}
-
-@compute @workgroup_size(64)
-fn forward(@builtin(global_invocation_id) gid: vec3<u32>) {
-    lane = gid.x;
+fn forward(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wg: vec3<u32>,
+           @builtin(num_workgroups) nwg: vec3<u32>) {
+    place(li, wg, nwg);
     if lane >= P.lanes || progress[lane] != P.op_begin { return; }
     // The counter, not op_end, is recorded: a driver that cuts the loop short is caught.
     var i = P.op_begin;
@@ -818,8 +690,9 @@ fn forward(@builtin(global_invocation_id) gid: vec3<u32>) {
 }
 
 @compute @workgroup_size(64)
-fn reverse(@builtin(global_invocation_id) gid: vec3<u32>) {
-    lane = gid.x;
+fn reverse(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wg: vec3<u32>,
+           @builtin(num_workgroups) nwg: vec3<u32>) {
+    place(li, wg, nwg);
     if lane >= P.lanes || progress[lane] != P.op_end { return; }
     var i = P.op_end;
     loop {
@@ -828,4 +701,38 @@ fn reverse(@builtin(global_invocation_id) gid: vec3<u32>) {
         i--;
     }
     progress[lane] = i;
+}
+
+// `P.width` > 1 invocations per lane share its ops, with a barrier after each.
+@compute @workgroup_size(64)
+fn forward_shared(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wg: vec3<u32>,
+                  @builtin(num_workgroups) nwg: vec3<u32>) {
+    place(li, wg, nwg);
+    let live = lane < P.lanes && progress[lane] == P.op_begin;
+    // Every invocation has read its lane's progress before the first one moves it on.
+    storageBarrier();
+    var i = P.op_begin;
+    loop {
+        if i >= P.op_end { break; }
+        if live { forward_op(i); }
+        storageBarrier();
+        i++;
+    }
+    if live && TK == 0u { progress[lane] = i; }
+}
+
+@compute @workgroup_size(64)
+fn reverse_shared(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wg: vec3<u32>,
+                  @builtin(num_workgroups) nwg: vec3<u32>) {
+    place(li, wg, nwg);
+    let live = lane < P.lanes && progress[lane] == P.op_end;
+    storageBarrier();
+    var i = P.op_end;
+    loop {
+        if i <= P.op_begin { break; }
+        if live { reverse_op(i - 1u); }
+        storageBarrier();
+        i--;
+    }
+    if live && TK == 0u { progress[lane] = i; }
 }

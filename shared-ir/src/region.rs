@@ -276,7 +276,8 @@ pub struct RegionStats {
     /// The largest square matrix an op factors (0 when none does).
     pub largest_factor: usize,
     /// The longest loop one invocation runs for one op: an op's numbers per lane, or for a
-    /// wide op, its inner dimension (or the elements a broadcast scalar's adjoint sums).
+    /// wide op, its inner dimension (or the elements a broadcast scalar's adjoint sums) times
+    /// the elements each of [`MAX_LANE_WIDTH`] invocations takes.
     pub heaviest: u64,
     /// Work of the ops a device runs wide (see [`is_wide`]).
     pub wide_work: u64,
@@ -305,15 +306,18 @@ impl RegionStats {
     }
 }
 
-/// Result elements from which an elementwise or product op is run *wide*: one invocation per
-/// (lane, result element) instead of one per lane, so that a batch of large vectors and
-/// matrices fills a GPU even at few lanes.
+/// The most invocations of one lane that share an op's elements on a device.
+pub const MAX_LANE_WIDTH: u64 = 64;
+
+/// Result elements from which the cost model counts an elementwise or product op as *wide*:
+/// its elements are shared by several invocations of each lane (up to [`MAX_LANE_WIDTH`]), so
+/// that a batch of large vectors and matrices fills a GPU even at few lanes.
 pub const WIDE_MIN_ELEMENTS: u32 = 16;
 
 /// Whether an op of `opcode` (and `sub`) with an `out_len`-element result runs wide, forward
 /// (`reverse` false) or in the reverse pass. Reductions (`dot`, `vsum`, `norm`, `trace`),
-/// `normalize`, `cross` and the factorisations run one invocation per lane; so does a pack in
-/// the reverse pass (its parts may repeat, and two invocations would add to one adjoint).
+/// `normalize`, `cross` and the factorisations run on one invocation per lane; so does a pack
+/// in the reverse pass (its parts may repeat, and two invocations would add to one adjoint).
 pub fn is_wide(opcode: Opcode, sub: u32, out_len: u32, reverse: bool) -> bool {
     if out_len < WIDE_MIN_ELEMENTS {
         return false;
@@ -410,9 +414,9 @@ pub struct RegionCosts {
 
 impl RegionCosts {
     /// Estimated device seconds for a region of this size in `dispatches` dispatches, moving
-    /// its `upload` and `download` numbers (4 bytes each). Work run one invocation per lane costs as if there were at
-    /// least `device_lanes` lanes (the device is not full below them); wide work has as many
-    /// invocations as lanes times result elements.
+    /// its `upload` and `download` numbers (4 bytes each). Work run one invocation per lane
+    /// costs as if there were at least `device_lanes` lanes (the device is not full below
+    /// them); wide work has as many invocations as lanes times result elements.
     pub fn device_seconds(&self, s: &RegionStats, dispatches: u64) -> f64 {
         let gib = |numbers: usize| numbers as f64 * 4.0 / f64::from(1u32 << 30);
         let lanes = s.lanes as f64;

@@ -247,14 +247,12 @@ fn a_lost_device_is_an_error_not_a_hang() {
     }
 }
 
-#[test]
-fn wide_ops_agree_across_devices() {
-    let Some(ctx) = gpu_or_skip("wide_ops_agree_across_devices") else {
-        return;
-    };
-    // Vectors and matrices of 16 elements and more run one invocation per (lane, element):
-    // elementwise ops with a broadcast per-lane scalar, select, pack, extract, outer,
-    // transpose, matvec and matmul, forward and reverse; and the D-dimensional Kalman filter.
+type Case = (&'static str, String, Vec<(String, f64, f64)>, Bindings);
+
+/// Vectors and matrices whose ops a lane's invocations share: elementwise ops with a broadcast
+/// per-lane scalar, select, pack, extract, outer, transpose, matvec and matmul, forward and
+/// reverse; and the D = 8 Kalman filter.
+fn wide_cases() -> [Case; 2] {
     let wide = "(let* ((v (* x (+ (iota 20) 1.0)))
                        (M (outer v v))
                        (T (transpose (* 0.01 M)))
@@ -268,29 +266,60 @@ fn wide_ops_agree_across_devices() {
         "/../examples/kalman_nd.scm"
     ))
     .expect("the example");
-    let mut gpu = gpu_session(&ctx);
-    let mut bad = Vec::new();
-    type Case<'a> = (&'a str, &'a str, Vec<(String, f64, f64)>, Bindings);
-    let cases: [Case<'_>; 2] = [
+    [
         (
             "wide",
-            wide,
+            wide.to_string(),
             vec![("x".into(), 0.2, 0.8), ("a".into(), 0.5, 1.5)],
             Bindings::new(),
         ),
         (
             "kalman_nd_8",
-            &kalman,
+            kalman,
             vec![("q".into(), 0.02, 0.1), ("r".into(), 0.05, 0.2)],
             Bindings::new().scalar("d", 8.0),
         ),
-    ];
-    for (name, src, inputs, uniform) in &cases {
+    ]
+}
+
+#[test]
+fn wide_ops_agree_across_devices() {
+    let Some(ctx) = gpu_or_skip("wide_ops_agree_across_devices") else {
+        return;
+    };
+    let mut gpu = gpu_session(&ctx);
+    let mut bad = Vec::new();
+    for (name, src, inputs, uniform) in &wide_cases() {
         let program = Program::parse(src).expect("parses");
         let grad: Vec<String> = inputs.iter().map(|i| i.0.clone()).collect();
         for (i, &w) in [1usize, 64, 300].iter().enumerate() {
             let b = lanes(inputs, uniform, w, 500 + i as u64);
             bad.extend(compare(name, &program, &b, &grad, &mut gpu));
+        }
+    }
+    report(bad);
+}
+
+#[test]
+fn every_lane_width_agrees_across_devices() {
+    let Some(ctx) = gpu_or_skip("every_lane_width_agrees_across_devices") else {
+        return;
+    };
+    // A lane's ops shared by 4 and 64 invocations (a hardware adapter picks the width from
+    // the lane count; a software driver mostly runs one invocation per lane). 19 lanes leave
+    // the last workgroup part empty at width 4 (16 lanes a workgroup).
+    let mut bad = Vec::new();
+    for width in [4, 64] {
+        let mut gpu = Session::<f32>::new();
+        gpu.set_device(Some(Box::new(
+            GpuRegions::new(Arc::clone(&ctx), RegionPolicy::Always).with_lane_width(width),
+        )));
+        for (name, src, inputs, uniform) in &wide_cases() {
+            let program = Program::parse(src).expect("parses");
+            let grad: Vec<String> = inputs.iter().map(|i| i.0.clone()).collect();
+            let b = lanes(inputs, uniform, 19, 600 + u64::from(width));
+            let name = format!("{name} width {width}");
+            bad.extend(compare(&name, &program, &b, &grad, &mut gpu));
         }
     }
     report(bad);

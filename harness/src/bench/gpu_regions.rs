@@ -38,6 +38,8 @@ pub struct Config {
     pub samples: usize,
     /// Points whose payload arena would exceed this many numbers are skipped.
     pub max_numbers: u64,
+    /// Invocations per lane on the GPU; `None` lets the device choose.
+    pub lane_width: Option<u32>,
 }
 
 /// One (B, D) point.
@@ -61,6 +63,8 @@ pub struct Row {
     pub download_mb: Option<f64>,
     /// Dispatches per evaluation.
     pub dispatches: Option<u64>,
+    /// The most invocations per lane a region ran with.
+    pub lane_width: Option<u64>,
     /// Where the regions ran, or why the point was skipped.
     pub note: String,
 }
@@ -138,6 +142,7 @@ pub fn run(cfg: &Config, mut on_row: impl FnMut(&Row)) -> Result<Report, String>
                     upload_mb: None,
                     download_mb: None,
                     dispatches: None,
+                    lane_width: None,
                     note: format!("skipped: about {numbers_needed} numbers per walk"),
                 });
             } else {
@@ -188,17 +193,21 @@ fn point(
 
     let all = bindings(d, 0..lanes);
     let mut gpu = Session::<f32>::new();
-    let device = GpuRegions::new(Arc::clone(ctx), RegionPolicy::Always);
+    let mut device = GpuRegions::new(Arc::clone(ctx), RegionPolicy::Always);
+    if let Some(w) = cfg.lane_width {
+        device = device.with_lane_width(w);
+    }
     let traffic = device.traffic();
     gpu.set_device(Some(Box::new(device)));
     let before = gpu.region_counts();
     let got = gpu.run(program, &all, &options(0)).expect("bound");
     let after = gpu.region_counts();
     let mb = |b: u64| b as f64 / 1e6;
-    let (upload_mb, download_mb, dispatches) = (
+    let (upload_mb, download_mb, dispatches, lane_width) = (
         Some(mb(traffic.uploaded())),
         Some(mb(traffic.downloaded())),
         Some(traffic.dispatches()),
+        Some(traffic.widest()),
     );
     if let Some(e) = got.common_error() {
         return Row {
@@ -211,6 +220,7 @@ fn point(
             upload_mb,
             download_mb,
             dispatches,
+            lane_width,
             note: format!("GPU failed: {e}"),
         };
     }
@@ -235,6 +245,7 @@ fn point(
         upload_mb,
         download_mb,
         dispatches,
+        lane_width,
         note: if on_gpu {
             "regions on the GPU".into()
         } else {
@@ -244,12 +255,21 @@ fn point(
 }
 
 /// The table's header. The traffic columns are those of one evaluation (the first, which
-/// also uploads the region tables).
+/// also uploads the region tables); W is the most invocations per lane a region ran with.
 pub fn print_header(threads: usize) {
     println!("GPU region path vs CPU ({threads} threads), Kalman NLL value + gradient, f32");
     println!(
-        "{:>4} {:>7} {:>11} {:>11} {:>9} {:>12} {:>9} {:>9} {:>6}  where",
-        "D", "lanes", "cpu ms", "gpu ms", "gpu/cpu", "max rel diff", "up MB", "down MB", "disp"
+        "{:>4} {:>7} {:>11} {:>11} {:>9} {:>12} {:>9} {:>9} {:>6} {:>3}  where",
+        "D",
+        "lanes",
+        "cpu ms",
+        "gpu ms",
+        "gpu/cpu",
+        "max rel diff",
+        "up MB",
+        "down MB",
+        "disp",
+        "W"
     );
 }
 
@@ -257,7 +277,7 @@ pub fn print_header(threads: usize) {
 pub fn print_row(row: &Row) {
     let f = |x: Option<f64>, p: usize| x.map_or("-".to_string(), |v| format!("{v:.p$}"));
     println!(
-        "{:>4} {:>7} {:>11} {:>11} {:>9} {:>12} {:>9} {:>9} {:>6}  {}",
+        "{:>4} {:>7} {:>11} {:>11} {:>9} {:>12} {:>9} {:>9} {:>6} {:>3}  {}",
         row.d,
         row.lanes,
         f(row.cpu_ms, 3),
@@ -267,6 +287,7 @@ pub fn print_row(row: &Row) {
         f(row.upload_mb, 3),
         f(row.download_mb, 3),
         row.dispatches.map_or("-".into(), |n| n.to_string()),
+        row.lane_width.map_or("-".into(), |n| n.to_string()),
         row.note
     );
 }

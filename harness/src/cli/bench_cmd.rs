@@ -86,6 +86,10 @@ pub struct GpuRegionsArgs {
     /// Points whose walk would hold more numbers than this are skipped (GPU memory).
     #[arg(long, default_value_t = 250_000_000)]
     pub max_numbers: u64,
+    /// Invocations per lane sharing each op on the GPU (a power of two up to 64); 0 lets the
+    /// device choose from the lane count.
+    #[arg(long, default_value_t = 0)]
+    pub lane_width: u32,
     /// `text` or `json`.
     #[arg(long, default_value = "text")]
     pub format: String,
@@ -108,6 +112,7 @@ fn gpu_regions_cmd(a: GpuRegionsArgs) -> ExitCode {
         min_sample: Duration::from_millis(a.sample_ms),
         samples: a.samples,
         max_numbers: a.max_numbers,
+        lane_width: (a.lane_width > 0).then_some(a.lane_width),
     };
     let text = a.format == "text";
     if text {

@@ -13,7 +13,8 @@ use crate::payload::{Col, SlotInfo, NO_ADJOINT};
 use crate::tape::{LinalgOp, Rec};
 use crate::value::{Slot, Value};
 use shared_ir::region::{
-    encode_op, is_wide, MaskBits, OpRecord, Opcode, Region, RegionStats, NO_ADJ, SLOT_WORDS,
+    encode_op, is_wide, MaskBits, OpRecord, Opcode, Region, RegionStats, MAX_LANE_WIDTH, NO_ADJ,
+    SLOT_WORDS,
 };
 use shared_ir::{Real, Shape};
 
@@ -285,7 +286,12 @@ pub(crate) fn stats<R: Real>(
         let len = st.pay.info(out).len;
         let wide = is_wide(opcode, sub, len, reverse);
         let w = work(st, &rec);
-        let per_invocation = if wide { wide_loop(st, &rec) } else { w };
+        // A wide op's elements are shared by up to `MAX_LANE_WIDTH` invocations of its lane.
+        let per_invocation = if wide {
+            wide_loop(st, &rec) * u64::from(len).div_ceil(MAX_LANE_WIDTH)
+        } else {
+            w
+        };
         s.add(w, wide, u64::from(len), per_invocation);
         s.largest_factor = s.largest_factor.max(factor_size(st, &rec));
     }

@@ -2,7 +2,7 @@
 //! interpreter's chunks and the wide ops, forward or backwards), and the read-backs with the
 //! lanes' progress counters.
 
-use super::{Chunk, GpuRegions, RegionPlan, WORKGROUP};
+use super::{GpuRegions, RegionPlan, WORKGROUP};
 use crate::context::GpuContext;
 use crate::error::GpuError;
 use crate::pipelines::{dynamic_uniform_entry, storage_entry, CachedPipeline};
@@ -21,7 +21,7 @@ struct Params {
     words_per_mask: u32,
     nan_bits: u32,
     inf_bits: u32,
-    pad0: u32,
+    width: u32,
     pad1: u32,
 }
 
@@ -115,12 +115,12 @@ impl Grow {
 }
 
 impl GpuRegions {
-    fn pipeline(&self, reverse: bool, wide: bool) -> Result<CachedPipeline, GpuError> {
-        let shader = match (reverse, wide) {
+    fn pipeline(&self, reverse: bool, shared: bool) -> Result<CachedPipeline, GpuError> {
+        let shader = match (reverse, shared) {
             (false, false) => &shaders::REGION_FORWARD,
             (true, false) => &shaders::REGION_REVERSE,
-            (false, true) => &shaders::REGION_FORWARD_WIDE,
-            (true, true) => &shaders::REGION_REVERSE_WIDE,
+            (false, true) => &shaders::REGION_FORWARD_SHARED,
+            (true, true) => &shaders::REGION_REVERSE_SHARED,
         };
         let entries = [
             dynamic_uniform_entry(0, PARAMS_BYTES),
@@ -178,7 +178,8 @@ impl GpuRegions {
             }
         }
         self.traffic.add_upload(sent);
-        Ok(RegionPlan::new(region, self.budget, reverse))
+        let width = self.width_for(region, reverse);
+        Ok(RegionPlan::new(region, self.budget, reverse, width))
     }
 
     /// Records one dispatch per chunk (backwards for the reverse pass) into a new command
@@ -192,13 +193,10 @@ impl GpuRegions {
         reverse: bool,
         tail: Option<(&wgpu::Buffer, u64)>,
     ) -> Result<(), GpuError> {
-        let kernels = [
-            self.pipeline(reverse, false)?,
-            self.pipeline(reverse, true)?,
-        ];
+        let kernel = self.pipeline(reverse, plan.width > 1)?;
         let align = u64::from(self.ctx.limits().min_uniform_offset_alignment).max(PARAMS_BYTES);
         let mut params = Vec::new();
-        let order: Vec<&Chunk> = if reverse {
+        let order: Vec<&std::ops::Range<u32>> = if reverse {
             plan.chunks.iter().rev().collect()
         } else {
             plan.chunks.iter().collect()
@@ -206,12 +204,12 @@ impl GpuRegions {
         for c in &order {
             let p = Params {
                 lanes: region.lanes,
-                op_begin: c.ops.start,
-                op_end: c.ops.end,
+                op_begin: c.start,
+                op_end: c.end,
                 words_per_mask: masks.words_per_mask.max(1),
                 nan_bits: f32::NAN.to_bits(),
                 inf_bits: f32::INFINITY.to_bits(),
-                pad0: c.wide,
+                width: plan.width,
                 pad1: 0,
             };
             params.extend_from_slice(bytemuck::bytes_of(&p));
@@ -241,16 +239,14 @@ impl GpuRegions {
         );
         let ctx = Arc::clone(&self.ctx);
         let max_groups = ctx.limits().max_workgroups_per_dimension.max(1);
-        for c in &order {
-            let invocations = u64::from(region.lanes) * u64::from(c.wide.max(1));
-            let fits = invocations.div_ceil(u64::from(WORKGROUP))
-                <= u64::from(max_groups) * u64::from(max_groups);
-            if !fits || invocations >= 1 << 32 {
-                return Err(GpuError::Unsupported(format!(
-                    "{invocations} invocations for one op exceed one dispatch"
-                )));
-            }
+        let invocations = u64::from(region.lanes) * u64::from(plan.width.max(1));
+        let groups = invocations.div_ceil(u64::from(WORKGROUP));
+        if groups > u64::from(max_groups) * u64::from(max_groups) || invocations >= 1 << 32 {
+            return Err(GpuError::Unsupported(format!(
+                "{invocations} invocations exceed one dispatch"
+            )));
         }
+        let groups = groups as u32;
         let during = if reverse {
             "running a reverse region"
         } else {
@@ -260,51 +256,48 @@ impl GpuRegions {
             ctx.queue().write_buffer(&pb, 0, &params);
             ctx.queue()
                 .write_buffer(&gb, 0, bytemuck::cast_slice(&vec![start; lanes]));
-            let bind_group = |kernel: &CachedPipeline| {
-                ctx.device().create_bind_group(&wgpu::BindGroupDescriptor {
-                    label: Some("ndvm.region.bind_group"),
-                    layout: &kernel.layout,
-                    entries: &[
-                        wgpu::BindGroupEntry {
-                            binding: 0,
-                            resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
-                                buffer: &pb,
-                                offset: 0,
-                                size: std::num::NonZeroU64::new(PARAMS_BYTES),
-                            }),
-                        },
-                        wgpu::BindGroupEntry {
-                            binding: 1,
-                            resource: whole(&sb),
-                        },
-                        wgpu::BindGroupEntry {
-                            binding: 2,
-                            resource: whole(&ob),
-                        },
-                        wgpu::BindGroupEntry {
-                            binding: 3,
-                            resource: whole(&ab),
-                        },
-                        wgpu::BindGroupEntry {
-                            binding: 4,
-                            resource: whole(&db),
-                        },
-                        wgpu::BindGroupEntry {
-                            binding: 5,
-                            resource: whole(&mb),
-                        },
-                        wgpu::BindGroupEntry {
-                            binding: 6,
-                            resource: whole(&jb),
-                        },
-                        wgpu::BindGroupEntry {
-                            binding: 7,
-                            resource: whole(&gb),
-                        },
-                    ],
-                })
-            };
-            let groups = [bind_group(&kernels[0]), bind_group(&kernels[1])];
+            let bind_group = ctx.device().create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("ndvm.region.bind_group"),
+                layout: &kernel.layout,
+                entries: &[
+                    wgpu::BindGroupEntry {
+                        binding: 0,
+                        resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                            buffer: &pb,
+                            offset: 0,
+                            size: std::num::NonZeroU64::new(PARAMS_BYTES),
+                        }),
+                    },
+                    wgpu::BindGroupEntry {
+                        binding: 1,
+                        resource: whole(&sb),
+                    },
+                    wgpu::BindGroupEntry {
+                        binding: 2,
+                        resource: whole(&ob),
+                    },
+                    wgpu::BindGroupEntry {
+                        binding: 3,
+                        resource: whole(&ab),
+                    },
+                    wgpu::BindGroupEntry {
+                        binding: 4,
+                        resource: whole(&db),
+                    },
+                    wgpu::BindGroupEntry {
+                        binding: 5,
+                        resource: whole(&mb),
+                    },
+                    wgpu::BindGroupEntry {
+                        binding: 6,
+                        resource: whole(&jb),
+                    },
+                    wgpu::BindGroupEntry {
+                        binding: 7,
+                        resource: whole(&gb),
+                    },
+                ],
+            });
             let mut encoder =
                 ctx.device()
                     .create_command_encoder(&wgpu::CommandEncoderDescriptor {
@@ -315,18 +308,11 @@ impl GpuRegions {
                     label: Some("ndvm.region.pass"),
                     timestamp_writes: None,
                 });
-                let mut current = None;
-                for (i, c) in order.iter().enumerate() {
-                    let k = usize::from(c.wide > 0);
-                    if current != Some(k) {
-                        pass.set_pipeline(&kernels[k].pipeline);
-                        current = Some(k);
-                    }
-                    pass.set_bind_group(0, &groups[k], &[(i as u64 * align) as u32]);
-                    let n = (u64::from(region.lanes) * u64::from(c.wide.max(1)))
-                        .div_ceil(u64::from(WORKGROUP)) as u32;
-                    let x = n.min(max_groups);
-                    pass.dispatch_workgroups(x, n.div_ceil(x), 1);
+                pass.set_pipeline(&kernel.pipeline);
+                let x = groups.min(max_groups);
+                for i in 0..order.len() {
+                    pass.set_bind_group(0, &bind_group, &[(i as u64 * align) as u32]);
+                    pass.dispatch_workgroups(x, groups.div_ceil(x), 1);
                 }
             }
             if let Some((to, at)) = tail {
@@ -334,7 +320,7 @@ impl GpuRegions {
             }
             ctx.queue().submit([encoder.finish()]);
         })?;
-        self.traffic.add_dispatches(order.len() as u64);
+        self.traffic.add_dispatches(order.len() as u64, plan.width);
         Ok(())
     }
 

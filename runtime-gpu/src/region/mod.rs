@@ -1,6 +1,7 @@
 //! The region device: runs the numeric regions of a walk ([`shared_ir::region`]) with the
-//! region interpreter (`shaders::REGION_FORWARD`, `shaders::REGION_REVERSE`), one invocation
-//! per lane, compiled once.
+//! region interpreter (`shaders::REGION_FORWARD`, `shaders::REGION_REVERSE`), compiled once:
+//! a few invocations per lane share each op's elements (see [`lane_width`]), and a whole
+//! region is one dispatch on a hardware adapter.
 //!
 //! The device keeps the walk's data arena in one storage buffer. A forward call uploads the
 //! ranges the host wrote since the last call (its own numbers: inputs, constants, what the CPU
@@ -19,13 +20,16 @@
 //! | file | what |
 //! | --- | --- |
 //! | `mod.rs` | the device, its policy and limits, and the [`RegionDevice`] it implements |
-//! | `plan.rs` | cutting a region into dispatches: interpreter chunks and wide ops |
+//! | `plan.rs` | cutting a region into dispatches, and the invocations per lane |
 //! | `gpu.rs` | buffers, uploads, dispatches and read-backs |
 
 mod gpu;
 mod plan;
 
-pub use plan::{op_visits, wide_width, Chunk, RegionPlan};
+pub use plan::{
+    lane_width, op_visits, shared_elements, RegionPlan, FILL_INVOCATIONS, MAX_LANE_WIDTH,
+    SOFTWARE_OP_VISITS,
+};
 
 use crate::context::GpuContext;
 use crate::error::GpuError;
@@ -64,6 +68,8 @@ pub struct GpuRegions {
     ctx: Arc<GpuContext>,
     policy: RegionPolicy,
     budget: u64,
+    /// Invocations per lane, when set (tests); else [`lane_width`] chooses per region.
+    width: Option<u32>,
     software: bool,
     /// Why the region just taken under [`RegionPolicy::Always`] cannot run here.
     refused: Option<GpuError>,
@@ -85,6 +91,7 @@ pub struct Traffic {
     uploaded: AtomicU64,
     downloaded: AtomicU64,
     dispatches: AtomicU64,
+    width: AtomicU64,
 }
 impl Traffic {
     /// Bytes sent to the device (tables, host numbers, seeds).
@@ -99,14 +106,19 @@ impl Traffic {
     pub fn dispatches(&self) -> u64 {
         self.dispatches.load(Ordering::Relaxed)
     }
+    /// The most invocations per lane a region ran with.
+    pub fn widest(&self) -> u64 {
+        self.width.load(Ordering::Relaxed)
+    }
     pub(crate) fn add_upload(&self, bytes: u64) {
         self.uploaded.fetch_add(bytes, Ordering::Relaxed);
     }
     pub(crate) fn add_download(&self, bytes: u64) {
         self.downloaded.fetch_add(bytes, Ordering::Relaxed);
     }
-    pub(crate) fn add_dispatches(&self, n: u64) {
+    pub(crate) fn add_dispatches(&self, n: u64, width: u32) {
         self.dispatches.fetch_add(n, Ordering::Relaxed);
+        self.width.fetch_max(u64::from(width), Ordering::Relaxed);
     }
 }
 impl GpuRegions {
@@ -123,6 +135,7 @@ impl GpuRegions {
             ctx,
             policy,
             budget,
+            width: None,
             software,
             refused: None,
             data: Grow::default(),
@@ -147,6 +160,19 @@ impl GpuRegions {
     pub fn with_visit_budget(mut self, budget: u64) -> Self {
         self.budget = budget.max(1);
         self
+    }
+
+    /// Sets the invocations per lane of every region (a power of two up to
+    /// [`MAX_LANE_WIDTH`]; tests use it to run each width on every adapter).
+    pub fn with_lane_width(mut self, width: u32) -> Self {
+        self.width = Some(width.clamp(1, MAX_LANE_WIDTH).next_power_of_two());
+        self
+    }
+
+    /// The invocations per lane for `region`.
+    pub(crate) fn width_for(&self, region: &Region, reverse: bool) -> u32 {
+        self.width
+            .unwrap_or_else(|| lane_width(region, reverse, self.software))
     }
 
     /// The context the device runs on.
@@ -176,12 +202,14 @@ impl GpuRegions {
                 stats.heaviest
             )));
         }
-        let groups = (stats.lanes as u64).div_ceil(u64::from(WORKGROUP));
-        if groups > 65_535 {
+        let groups =
+            (stats.lanes as u64 * u64::from(MAX_LANE_WIDTH)).div_ceil(u64::from(WORKGROUP));
+        let most = u64::from(limits.max_workgroups_per_dimension).pow(2);
+        if groups > most {
             return Err(GpuError::Unsupported(format!(
                 "{} lanes in one walk exceed one dispatch ({} at most)",
                 stats.lanes,
-                65_535 * WORKGROUP
+                most * u64::from(WORKGROUP) / u64::from(MAX_LANE_WIDTH)
             )));
         }
         let binding = limits
@@ -236,11 +264,15 @@ impl RegionDevice<f32> for GpuRegions {
             RegionPolicy::Always => true,
             RegionPolicy::Auto => match self.costs() {
                 Ok(c) => {
-                    // Each wide op is a dispatch, and the interpreter's records come a few
-                    // hundred to one.
-                    let narrow = (stats.ops - stats.wide_ops) as u64;
-                    let dispatches = stats.wide_ops as u64 + narrow.div_ceil(256) + 1;
-                    c.prefer_device(stats, dispatches)
+                    // A region is one dispatch on hardware; a software driver's loop cap
+                    // cuts it into a few hundred records each.
+                    let dispatches = if self.software {
+                        (stats.ops as u64).div_ceil(256)
+                    } else {
+                        1
+                    };
+                    // And a read back of the lanes' progress.
+                    c.prefer_device(stats, dispatches + 1)
                 }
                 Err(_) => false,
             },

@@ -1,25 +1,17 @@
-//! Cutting a region into dispatches: runs of records for the interpreter, bounded by an
-//! estimate of the loop visits one invocation makes, and each wide op on its own.
+//! Cutting a region into dispatches: runs of records bounded by an estimate of the loop
+//! visits one invocation makes, and the invocations per lane that share each op's elements.
 
-use shared_ir::region::{decode_op, is_wide, Opcode, Region, OP_WORDS, SLOT_WORDS};
+use shared_ir::region::{decode_op, Opcode, Region, OP_WORDS, SLOT_WORDS};
 use shared_ir::LinalgOp;
+use std::ops::Range;
 
-/// A run of records for one dispatch: `ops` by the interpreter (one invocation per lane), or
-/// one wide op (`wide` invocations per lane; see [`shared_ir::region::is_wide`]).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Chunk {
-    /// The records.
-    pub ops: std::ops::Range<u32>,
-    /// Invocations per lane of a wide op; 0 for the interpreter.
-    pub wide: u32,
-}
-
-/// How a region's records are cut into dispatches: runs of records for the interpreter whose
-/// estimated loop visits stay within the budget, and wide ops on their own.
+/// How a region's records are cut into dispatches.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RegionPlan {
-    /// The dispatches, in execution order.
-    pub chunks: Vec<Chunk>,
+    /// The records of each dispatch, in execution order.
+    pub chunks: Vec<Range<u32>>,
+    /// Invocations per lane (a power of two, at most [`MAX_LANE_WIDTH`]).
+    pub width: u32,
 }
 
 fn slot(region: &Region, s: u32) -> &[u32] {
@@ -57,14 +49,14 @@ pub fn op_visits(region: &Region, i: usize) -> u64 {
     v
 }
 
-/// Invocations per lane when record `i` runs wide (0 when it runs in the interpreter): its
-/// result's elements, or for a product in the reverse pass, the larger operand's.
-pub fn wide_width(region: &Region, i: usize, reverse: bool) -> u32 {
+/// The elements of record `i` a lane's invocations can share (1 when one invocation runs it):
+/// its result's elements, or for a product in the reverse pass, the larger operand's.
+pub fn shared_elements(region: &Region, i: usize, reverse: bool) -> u32 {
     let w = &region.ops[i * OP_WORDS..(i + 1) * OP_WORDS];
-    let Some(rec) = decode_op(w) else { return 0 };
+    let Some(rec) = decode_op(w) else { return 1 };
     let len = |s: u32| slot(region, s)[1];
-    if !is_wide(rec.opcode, rec.sub, len(rec.out), reverse) {
-        return 0;
+    if !spreads(rec.opcode, rec.sub, reverse) {
+        return 1;
     }
     match (reverse, rec.opcode) {
         (true, Opcode::Linalg) => len(rec.a).max(if rec.sub == LinalgOp::Transpose.code() {
@@ -74,42 +66,75 @@ pub fn wide_width(region: &Region, i: usize, reverse: bool) -> u32 {
         }),
         _ => len(rec.out),
     }
+    .max(1)
 }
 
+/// Whether the interpreter spreads an op's elements over a lane's invocations (the WGSL's
+/// rule): elementwise ops, select, extract, a pack forward, and matvec, matmul, transpose and
+/// outer.
+fn spreads(opcode: Opcode, sub: u32, reverse: bool) -> bool {
+    match opcode {
+        Opcode::Unary | Opcode::Binary | Opcode::Select | Opcode::Extract => true,
+        Opcode::Pack => !reverse,
+        Opcode::Linalg => matches!(
+            LinalgOp::ALL.get(sub as usize),
+            Some(LinalgOp::Matmul | LinalgOp::Matvec | LinalgOp::Transpose | LinalgOp::Outer)
+        ),
+    }
+}
+
+/// Invocations per lane for `region`: at most enough to share its widest op's elements. On a
+/// hardware adapter, no more than it takes to put [`FILL_INVOCATIONS`] to work (more lanes
+/// fill the device by themselves). On a software driver, which runs every invocation on the
+/// CPU, only as many as keep each one's loop over an op's elements within
+/// [`SOFTWARE_OP_VISITS`].
+pub fn lane_width(region: &Region, reverse: bool, software: bool) -> u32 {
+    let (mut widest, mut longest) = (1u32, 0u64);
+    for i in 0..region.len() {
+        let shared = shared_elements(region, i, reverse);
+        if shared > 1 {
+            widest = widest.max(shared);
+            longest = longest.max(op_visits(region, i));
+        }
+    }
+    let elements = widest.next_power_of_two().min(MAX_LANE_WIDTH);
+    let want = if software {
+        longest.div_ceil(SOFTWARE_OP_VISITS).max(1) as u32
+    } else {
+        FILL_INVOCATIONS.div_ceil(region.lanes.max(1))
+    };
+    elements.min(want.next_power_of_two().min(MAX_LANE_WIDTH))
+}
+
+/// Invocations a region is spread over where it can be (when its lanes are fewer).
+pub const FILL_INVOCATIONS: u32 = 65_536;
+/// Loop visits an invocation may make for one op on a software driver before the op's
+/// elements are shared by more invocations of its lane.
+pub const SOFTWARE_OP_VISITS: u64 = 16_384;
+/// The most invocations per lane: one workgroup.
+pub const MAX_LANE_WIDTH: u32 = shared_ir::region::MAX_LANE_WIDTH as u32;
+
 impl RegionPlan {
-    /// Cuts `region` into dispatches: each wide op alone, and the records between them in
-    /// chunks of at most `budget` estimated visits (a record over the budget alone).
-    pub fn new(region: &Region, budget: u64, reverse: bool) -> Self {
+    /// Cuts `region` into dispatches of records whose estimated loop visits for one of a
+    /// lane's `width` invocations stay within `budget` (a record over the budget alone).
+    pub fn new(region: &Region, budget: u64, reverse: bool, width: u32) -> Self {
         let n = region.len();
         let mut chunks = Vec::new();
         let (mut start, mut used) = (0usize, 0u64);
-        let close = |chunks: &mut Vec<Chunk>, start: usize, end: usize| {
-            if end > start {
-                chunks.push(Chunk {
-                    ops: start as u32..end as u32,
-                    wide: 0,
-                });
-            }
-        };
         for i in 0..n {
-            let wide = wide_width(region, i, reverse);
-            if wide > 0 {
-                close(&mut chunks, start, i);
-                chunks.push(Chunk {
-                    ops: i as u32..i as u32 + 1,
-                    wide,
-                });
-                (start, used) = (i + 1, 0);
-                continue;
+            let mut v = op_visits(region, i) + 1;
+            if shared_elements(region, i, reverse) > 1 {
+                v = v.div_ceil(u64::from(width.max(1))) + 8;
             }
-            let v = op_visits(region, i) + 1;
             if used + v > budget && i > start {
-                close(&mut chunks, start, i);
+                chunks.push(start as u32..i as u32);
                 (start, used) = (i, 0);
             }
             used += v;
         }
-        close(&mut chunks, start, n);
-        RegionPlan { chunks }
+        if n > start {
+            chunks.push(start as u32..n as u32);
+        }
+        RegionPlan { chunks, width }
     }
 }
