@@ -2,8 +2,9 @@
 # The GPU check on a machine with a real GPU (the project's H200 device machine): runs binaries
 # built here by scripts/build-device-bins.sh (carried in .devbin/, with the Vulkan loader in .gl/)
 # and writes under $OUT: log.txt (everything), devices.json, tests.txt, gpu-regions.txt (the region
-# path against the CPU over a (B, D) grid) and calibrate-{auto,cpu}.json (the D-dimensional Kalman
-# example). Each step has a timeout; the whole check stays under 8 minutes. GRID_*, CAL_* override
+# path against the CPU over a (B, D) grid), gpu-regions-width1.txt (part of it at one invocation
+# per lane) and calibrate-*.json (the D-dimensional Kalman example under auto and cpu). Each step
+# has a timeout; the whole check stays under 10 minutes. GRID_*, CAL_* override
 # the sizes (a quick run on Mesa's software driver: see REPRODUCE.md).
 set -u
 out=${OUT:-/tmp/ndvm-device-out}
@@ -33,10 +34,15 @@ timeout "${GRID_TIMEOUT:-240}" .devbin/ndvm bench gpu-regions --d "${GRID_D:-2,4
   --lanes "${GRID_LANES:-256,1024,4096,16384}" --samples 3 --sample-ms 50 \
   --max-numbers "${GRID_MAX_NUMBERS:-400000000}" | tee "$out/gpu-regions.txt"
 echo "gpu-regions rc=$?"
+echo "== the same at one invocation per lane (--lane-width 1), for comparison"
+timeout "${GRID1_TIMEOUT:-60}" .devbin/ndvm bench gpu-regions --d "${GRID1_D:-8,32}" \
+  --lanes "${GRID1_LANES:-256,4096}" --samples 3 --sample-ms 50 --lane-width 1 \
+  --max-numbers "${GRID_MAX_NUMBERS:-400000000}" | tee "$out/gpu-regions-width1.txt"
+echo "gpu-regions width 1 rc=$?"
 echo "== the D-dimensional Kalman example calibrated by Adam, f32: --device auto against cpu"
 calibrate() {  # name d restarts steps device
   local t0=$(date +%s.%N)
-  timeout "${CAL_TIMEOUT:-90}" .devbin/ndvm calibrate examples/kalman_nd.scm --bind d="$2" --params q,r \
+  timeout "${CAL_TIMEOUT:-60}" .devbin/ndvm calibrate examples/kalman_nd.scm --bind d="$2" --params q,r \
     --init q=0.3,r=0.3 --restarts "$3" --steps "$4" --lr 0.08 --clamp q=1e-4: --clamp r=1e-4: \
     --precision f32 --device "$5" --format json > "$out/calibrate-$1.json"
   local rc=$?
@@ -44,6 +50,6 @@ calibrate() {  # name d restarts steps device
   head -c 400 "$out/calibrate-$1.json"; echo
 }
 calibrate d8-auto 8 "${CAL_RESTARTS:-4096}" 5 auto
-calibrate d8-cpu 8 "${CAL_RESTARTS:-4096}" 5 cpu
 calibrate d32-auto 32 256 3 auto
+calibrate d32-cpu 32 256 3 cpu
 echo "== done $(date -u)"

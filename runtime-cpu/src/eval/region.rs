@@ -356,6 +356,24 @@ pub(crate) fn upload_ranges<R: Real>(st: &mut State<R>, pending: bool) -> usize 
     total
 }
 
+/// The numbers the host wrote since the device's last call, for the cost model: those of the
+/// slots from `st.synced` on, less the pending results. Costs one step per pending record, so
+/// that a walk that keeps its regions on the CPU does not pay for the ranges.
+fn host_numbers<R: Real>(st: &State<R>) -> usize {
+    let from = st
+        .pay
+        .slot_infos()
+        .get(st.synced)
+        .map_or(st.pay.top(), |i| i.offset);
+    let lanes = st.pay.lanes();
+    let computed: usize = st
+        .pending
+        .iter()
+        .map(|r| st.pay.info(kind(r).2).stored(lanes))
+        .sum();
+    (st.pay.top() - from).saturating_sub(computed)
+}
+
 /// Reads the device's results the host does not have (`st.stale`) into the arena.
 pub(crate) fn read_stale<R: Real>(st: &mut State<R>) -> Result<(), String> {
     let r = std::mem::replace(&mut st.stale, 0..0);
@@ -469,11 +487,12 @@ impl<R: Real> Machine<'_, R> {
         let st = &mut *self.s;
         let mut stats = stats(st, st.pending.iter().copied(), false);
         let on_device = st.device.is_some() && {
-            stats.upload = upload_ranges(st, true);
+            stats.upload = host_numbers(st);
             stats.download = st.pay.lanes();
             st.device.as_mut().is_some_and(|d| d.wants(&stats))
         };
         if on_device {
+            upload_ranges(st, true);
             encode_slots(&mut st.region, st.pay.slot_infos());
             st.region.ops.clear();
             st.region.aux.clear();
