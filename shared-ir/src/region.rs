@@ -319,9 +319,13 @@ pub const WIDE_MIN_ELEMENTS: u32 = 16;
 /// `normalize`, `cross` and the factorisations run on one invocation per lane; so does a pack
 /// in the reverse pass (its parts may repeat, and two invocations would add to one adjoint).
 pub fn is_wide(opcode: Opcode, sub: u32, out_len: u32, reverse: bool) -> bool {
-    if out_len < WIDE_MIN_ELEMENTS {
-        return false;
-    }
+    out_len >= WIDE_MIN_ELEMENTS && shares_elements(opcode, sub, reverse)
+}
+
+/// Whether a device may share an op's elements among several invocations of a lane, forward
+/// (`reverse` false) or in the reverse pass: elementwise ops, select, extract, a pack forward,
+/// and matvec, matmul, transpose and outer. The rest must run on one invocation per lane.
+pub fn shares_elements(opcode: Opcode, sub: u32, reverse: bool) -> bool {
     match opcode {
         Opcode::Unary | Opcode::Binary | Opcode::Select | Opcode::Extract => true,
         Opcode::Pack => !reverse,

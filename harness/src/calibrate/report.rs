@@ -5,7 +5,7 @@
 use super::{evaluate, fit, r_squared, FitResult, Loss, Problem, Settings};
 use crate::device::Attach;
 use crate::rng::SplitMix;
-use runtime_cpu::Session;
+use runtime_cpu::{RegionCounts, Session};
 use runtime_gpu::DeviceChoice;
 use serde_json::json;
 use std::collections::BTreeMap;
@@ -38,6 +38,8 @@ pub struct Report {
     pub train_r2: Option<f64>,
     /// Held-out loss and R^2 at the best parameters, when rows are held out.
     pub held: Option<(f64, Option<f64>)>,
+    /// Where the numeric regions ran (all zero without a device, `--device cpu`).
+    pub regions: RegionCounts,
 }
 
 impl Report {
@@ -63,6 +65,11 @@ impl Report {
             "steps": self.fit.steps,
             "evaluations": self.fit.evaluations,
             "seconds": seconds,
+            "regions": {
+                "device": self.regions.device_regions,
+                "cpu": self.regions.cpu_regions,
+                "device_reverse": self.regions.device_reverse,
+            },
         })
     }
 }
@@ -107,6 +114,7 @@ pub fn calibrate<R: Attach>(
         fit,
         train_r2,
         held,
+        regions: session.region_counts(),
     })
 }
 

@@ -319,4 +319,13 @@ fn print_report(args: &CalibrateArgs, params: &[String], r: &Report, seconds: f6
         "{} steps, {} evaluations, {:.3} s",
         r.fit.steps, r.fit.evaluations, seconds
     );
+    let g = r.regions;
+    if g.device_regions + g.cpu_regions > 0 {
+        println!(
+            "numeric regions: {} on the GPU, {} on the CPU; reverse passes on the GPU: {}",
+            g.device_regions, g.cpu_regions, g.device_reverse
+        );
+    } else if args.device == DeviceChoice::Auto && args.precision == Precision::F32 {
+        println!("numeric work on the CPU (--device auto: the GPU does not pay at this width)");
+    }
 }

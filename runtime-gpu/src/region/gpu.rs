@@ -256,47 +256,26 @@ impl GpuRegions {
             ctx.queue().write_buffer(&pb, 0, &params);
             ctx.queue()
                 .write_buffer(&gb, 0, bytemuck::cast_slice(&vec![start; lanes]));
+            // Binding 0 is the params block (one chunk's at a dynamic offset); 1.. the tables,
+            // the data, the masks, the adjoints and the progress counters, in the WGSL's order.
+            let mut entries = vec![wgpu::BindGroupEntry {
+                binding: 0,
+                resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                    buffer: &pb,
+                    offset: 0,
+                    size: std::num::NonZeroU64::new(PARAMS_BYTES),
+                }),
+            }];
+            for (i, b) in [&sb, &ob, &ab, &db, &mb, &jb, &gb].into_iter().enumerate() {
+                entries.push(wgpu::BindGroupEntry {
+                    binding: i as u32 + 1,
+                    resource: whole(b),
+                });
+            }
             let bind_group = ctx.device().create_bind_group(&wgpu::BindGroupDescriptor {
                 label: Some("ndvm.region.bind_group"),
                 layout: &kernel.layout,
-                entries: &[
-                    wgpu::BindGroupEntry {
-                        binding: 0,
-                        resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
-                            buffer: &pb,
-                            offset: 0,
-                            size: std::num::NonZeroU64::new(PARAMS_BYTES),
-                        }),
-                    },
-                    wgpu::BindGroupEntry {
-                        binding: 1,
-                        resource: whole(&sb),
-                    },
-                    wgpu::BindGroupEntry {
-                        binding: 2,
-                        resource: whole(&ob),
-                    },
-                    wgpu::BindGroupEntry {
-                        binding: 3,
-                        resource: whole(&ab),
-                    },
-                    wgpu::BindGroupEntry {
-                        binding: 4,
-                        resource: whole(&db),
-                    },
-                    wgpu::BindGroupEntry {
-                        binding: 5,
-                        resource: whole(&mb),
-                    },
-                    wgpu::BindGroupEntry {
-                        binding: 6,
-                        resource: whole(&jb),
-                    },
-                    wgpu::BindGroupEntry {
-                        binding: 7,
-                        resource: whole(&gb),
-                    },
-                ],
+                entries: &entries,
             });
             let mut encoder =
                 ctx.device()

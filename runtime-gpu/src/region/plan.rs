@@ -1,7 +1,7 @@
 //! Cutting a region into dispatches: runs of records bounded by an estimate of the loop
 //! visits one invocation makes, and the invocations per lane that share each op's elements.
 
-use shared_ir::region::{decode_op, Opcode, Region, OP_WORDS, SLOT_WORDS};
+use shared_ir::region::{decode_op, shares_elements, Opcode, Region, OP_WORDS, SLOT_WORDS};
 use shared_ir::LinalgOp;
 use std::ops::Range;
 
@@ -55,7 +55,8 @@ pub fn shared_elements(region: &Region, i: usize, reverse: bool) -> u32 {
     let w = &region.ops[i * OP_WORDS..(i + 1) * OP_WORDS];
     let Some(rec) = decode_op(w) else { return 1 };
     let len = |s: u32| slot(region, s)[1];
-    if !spreads(rec.opcode, rec.sub, reverse) {
+    // The WGSL's rule.
+    if !shares_elements(rec.opcode, rec.sub, reverse) {
         return 1;
     }
     match (reverse, rec.opcode) {
@@ -67,20 +68,6 @@ pub fn shared_elements(region: &Region, i: usize, reverse: bool) -> u32 {
         _ => len(rec.out),
     }
     .max(1)
-}
-
-/// Whether the interpreter spreads an op's elements over a lane's invocations (the WGSL's
-/// rule): elementwise ops, select, extract, a pack forward, and matvec, matmul, transpose and
-/// outer.
-fn spreads(opcode: Opcode, sub: u32, reverse: bool) -> bool {
-    match opcode {
-        Opcode::Unary | Opcode::Binary | Opcode::Select | Opcode::Extract => true,
-        Opcode::Pack => !reverse,
-        Opcode::Linalg => matches!(
-            LinalgOp::ALL.get(sub as usize),
-            Some(LinalgOp::Matmul | LinalgOp::Matvec | LinalgOp::Transpose | LinalgOp::Outer)
-        ),
-    }
 }
 
 /// Invocations per lane for `region`: at most enough to share its widest op's elements. On a
