@@ -555,6 +555,7 @@ impl<R: Real> Session<R> {
     /// when its cost model says so; results are the same up to the device's arithmetic.
     pub fn set_device(&mut self, device: Option<Box<dyn RegionDevice<R>>>) {
         self.state.device = device;
+        self.state.device_failed = false;
     }
 
     /// The attached region device.

@@ -276,8 +276,8 @@ pub struct RegionStats {
     /// The largest square matrix an op factors (0 when none does).
     pub largest_factor: usize,
     /// The longest loop one invocation runs for one op: an op's numbers per lane, or for a
-    /// wide op, its inner dimension (or the elements a broadcast scalar's adjoint sums) times
-    /// the elements each of [`MAX_LANE_WIDTH`] invocations takes.
+    /// wide op, its share of them among [`MAX_LANE_WIDTH`] invocations (or the loop one
+    /// invocation runs alone: the elements a broadcast scalar's adjoint sums, a pack's parts).
     pub heaviest: u64,
     /// Work of the ops a device runs wide (see [`is_wide`]).
     pub wide_work: u64,

@@ -491,3 +491,24 @@ fn a_regions_intermediate_values_stay_on_the_device() {
         "{counts:?}"
     );
 }
+
+#[test]
+fn regression_a_long_broadcast_or_outer_op_is_not_refused() {
+    let Some(ctx) = gpu_or_skip("regression_a_long_broadcast_or_outer_op_is_not_refused") else {
+        return;
+    };
+    // A per-lane scalar broadcast over 1,024 elements and a 100 x 100 outer product: the size
+    // check once counted their loops as the square of their size and refused them on a
+    // software driver ("an op of 16384 numbers per lane is too long").
+    let mut gpu = gpu_session(&ctx);
+    let mut bad = Vec::new();
+    for (name, src) in [
+        ("broadcast", "(vsum (* x (iota 1024)))"),
+        ("outer", "(trace (outer (* x (iota 100)) (iota 100)))"),
+    ] {
+        let program = Program::parse(src).expect("parses");
+        let b = lanes(&[("x".to_string(), 0.5, 1.5)], &Bindings::new(), 3, 9);
+        bad.extend(compare(name, &program, &b, &["x".into()], &mut gpu));
+    }
+    report(bad);
+}

@@ -56,24 +56,14 @@ pub(crate) fn work<R: Real>(st: &State<R>, rec: &Rec) -> u64 {
     }
 }
 
-/// The longest loop one GPU invocation runs for a wide record (one invocation per lane and
-/// element): the dimensions of a product, or every element where a broadcast scalar's
-/// adjoint is summed.
-fn wide_loop<R: Real>(st: &State<R>, rec: &Rec) -> u64 {
+/// The loop one GPU invocation runs alone for a record whose elements a lane's invocations
+/// share: every element where a broadcast scalar's adjoint is summed, every part of a pack;
+/// else 1.
+fn serial_loop<R: Real>(st: &State<R>, rec: &Rec) -> u64 {
     let len = |s: Slot| st.pay.info(s).n() as u64;
     match *rec {
         Rec::Binary { out, a, b, .. } if len(a) == 1 || len(b) == 1 => len(out),
         Rec::Pack { count, .. } => u64::from(count),
-        Rec::Linalg { op, a, b, .. } => {
-            let (m, k) = dims(st.pay.info(a).shape);
-            let (bm, bn) = dims(st.pay.info(b).shape);
-            match op {
-                LinalgOp::Matmul | LinalgOp::Matvec | LinalgOp::Outer => {
-                    [m, k, bm, bn].into_iter().max().unwrap_or(1) as u64
-                }
-                _ => 1,
-            }
-        }
         _ => 1,
     }
 }
@@ -286,9 +276,10 @@ pub(crate) fn stats<R: Real>(
         let len = st.pay.info(out).len;
         let wide = is_wide(opcode, sub, len, reverse);
         let w = work(st, &rec);
-        // A wide op's elements are shared by up to `MAX_LANE_WIDTH` invocations of its lane.
+        // A wide op's work is shared by up to `MAX_LANE_WIDTH` invocations of its lane, but
+        // for the loop one of them runs alone.
         let per_invocation = if wide {
-            wide_loop(st, &rec) * u64::from(len).div_ceil(MAX_LANE_WIDTH)
+            w.div_ceil(MAX_LANE_WIDTH).max(serial_loop(st, &rec))
         } else {
             w
         };

@@ -169,10 +169,15 @@ impl GpuRegions {
         self
     }
 
-    /// The invocations per lane for `region`.
+    /// The invocations per lane for `region`: the width set, but on a software driver never
+    /// fewer than its loop cap needs.
     pub(crate) fn width_for(&self, region: &Region, reverse: bool) -> u32 {
-        self.width
-            .unwrap_or_else(|| lane_width(region, reverse, self.software))
+        let chosen = lane_width(region, reverse, self.software);
+        match self.width {
+            Some(w) if self.software => w.max(chosen),
+            Some(w) => w,
+            None => chosen,
+        }
     }
 
     /// The context the device runs on.

@@ -70,6 +70,21 @@ pub fn shared_elements(region: &Region, i: usize, reverse: bool) -> u32 {
     .max(1)
 }
 
+/// The loop visits of record `i` that one invocation of a lane makes alone even when the
+/// lane's invocations share the record: a broadcast scalar's adjoint summed over the elements
+/// (reverse), a pack's walk over its parts.
+fn serial_visits(region: &Region, i: usize, reverse: bool) -> u64 {
+    let w = &region.ops[i * OP_WORDS..(i + 1) * OP_WORDS];
+    let len = |s: u32| u64::from(slot(region, s)[1]);
+    match decode_op(w) {
+        Some(r) if r.opcode == Opcode::Binary && reverse && (len(r.a) == 1 || len(r.b) == 1) => {
+            4 * len(r.out)
+        }
+        Some(r) if r.opcode == Opcode::Pack => 4 * u64::from(r.count),
+        _ => 0,
+    }
+}
+
 /// Invocations per lane for `region`: at most enough to share its widest op's elements. On a
 /// hardware adapter, no more than it takes to put [`FILL_INVOCATIONS`] to work (more lanes
 /// fill the device by themselves). On a software driver, which runs every invocation on the
@@ -111,7 +126,8 @@ impl RegionPlan {
         for i in 0..n {
             let mut v = op_visits(region, i) + 1;
             if shared_elements(region, i, reverse) > 1 {
-                v = v.div_ceil(u64::from(width.max(1))) + 8;
+                let alone = serial_visits(region, i, reverse).min(v);
+                v = (v - alone).div_ceil(u64::from(width.max(1))) + alone + 8;
             }
             if used + v > budget && i > start {
                 chunks.push(start as u32..i as u32);
