@@ -6,8 +6,8 @@ use crate::backward::{backward, Adjoints};
 use crate::bindings::{Binding, Bindings};
 use crate::error::{Error, Result};
 use crate::eval::{
-    encode_rec, encode_slots, read_stale, region_size, upload_ranges, Ctx, Fault, Limits, Machine,
-    RegionCounts, State, NO_CLOSURE,
+    encode_rec, encode_slots, host_numbers, read_stale, region_size, upload_ranges, Ctx, Fault,
+    Limits, Machine, RegionCounts, State, NO_CLOSURE,
 };
 use crate::payload::NO_ADJOINT;
 use crate::print::{lane_value, LaneValue};
@@ -487,8 +487,7 @@ impl<R: Real> Session<R> {
             match self.reverse_on_device(result, group, inputs, seed, grads) {
                 Ok(()) => return false,
                 Err(message) => {
-                    let device = self.state.device.as_mut().expect("deferring");
-                    if !device.fall_back(&message) {
+                    if !self.state.falls_back(&message) {
                         for &lane in group {
                             values[lane] = Err(Error::Device {
                                 message: message.clone(),
@@ -496,15 +495,12 @@ impl<R: Real> Session<R> {
                         }
                         return false;
                     }
-                    self.state.device_failed = true;
                 }
             }
         }
         // The CPU's reverse pass reads every value: those the device still holds come back.
         if let Err(message) = read_stale(&mut self.state) {
-            let st = &mut self.state;
-            if st.device_failed || st.device.as_mut().is_some_and(|d| d.fall_back(&message)) {
-                st.device_failed = true;
+            if self.state.falls_back(&message) {
                 return true;
             }
             for &lane in group {
@@ -575,7 +571,7 @@ impl<R: Real> Session<R> {
         }
         let mut stats = region_size(st, st.tape.entries.iter().map(|e| e.rec), true);
         if st.device.is_some() {
-            stats.upload = upload_ranges(st, false);
+            stats.upload = host_numbers(st);
             // At most the adjoints of the inputs, the first of the arena.
             stats.download = st.pay.adjoint_len().min(st.pay.lanes() * 64);
         }

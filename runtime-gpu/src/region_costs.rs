@@ -164,8 +164,12 @@ fn measure(ctx: &Arc<GpuContext>) -> Result<RegionCosts, GpuError> {
         let (region, data) = synthetic(lanes, ops);
         let mut dev = GpuRegions::new(Arc::clone(ctx), RegionPolicy::Always);
         let masks = MaskBits::default();
-        let everything = std::iter::once(0..data.len()).collect::<Vec<_>>();
-        dev.run_forward(&region, &masks, &data, &everything)?;
+        dev.run_forward(
+            &region,
+            &masks,
+            &data,
+            std::slice::from_ref(&(0..data.len())),
+        )?;
         let mut best = f64::INFINITY;
         for _ in 0..3 {
             let plan = dev.upload(&region, &masks, &data, &[], false)?;

@@ -57,8 +57,8 @@ pub const EMPTY: Shader = Shader {
     overrides: &[],
 };
 
-/// The region interpreter's forward pass (`wgsl/region.wgsl`, entry `forward`): `width`
-/// invocations per lane run op records `op_begin..op_end` of a region over the data arena.
+/// The region interpreter's forward pass (`wgsl/region.wgsl`, entry `forward`): one invocation
+/// per lane (`width` 1) runs op records `op_begin..op_end` of a region over the data arena.
 pub const REGION_FORWARD: Shader = Shader {
     name: "region_forward",
     path: "wgsl/region.wgsl",

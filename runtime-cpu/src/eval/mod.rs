@@ -30,7 +30,7 @@ use shared_ir::Real;
 
 pub(crate) use control::LoopState;
 pub(crate) use region::{
-    encode_rec, encode_slots, read_stale, stats as region_size, upload_ranges,
+    encode_rec, encode_slots, host_numbers, read_stale, stats as region_size, upload_ranges,
 };
 
 /// Where evaluation is: the frame base on the value stack and the running closure.

@@ -307,8 +307,8 @@ const UPLOAD_GAP: usize = 1024;
 
 /// Fills `st.upload` with the ranges of the arena the host wrote since the device's last
 /// call: the slots from `st.synced` on, less the results of the pending records when
-/// `pending` (the device computes those). Returns the numbers they hold.
-pub(crate) fn upload_ranges<R: Real>(st: &mut State<R>, pending: bool) -> usize {
+/// `pending` (the device computes those).
+pub(crate) fn upload_ranges<R: Real>(st: &mut State<R>, pending: bool) {
     let State {
         pay,
         upload,
@@ -331,26 +331,23 @@ pub(crate) fn upload_ranges<R: Real>(st: &mut State<R>, pending: bool) -> usize 
         }
     }
     upload.clear();
-    let mut total = 0;
     for (info, &skip) in infos[first..].iter().zip(computed.iter()) {
         let n = info.stored(lanes);
         if skip || n == 0 {
             continue;
         }
         let r = info.offset..info.offset + n;
-        total += n;
         match upload.last_mut() {
             Some(last) if r.start - last.end <= UPLOAD_GAP => last.end = r.end,
             _ => upload.push(r),
         }
     }
-    total
 }
 
 /// The numbers the host wrote since the device's last call, for the cost model: those of the
 /// slots from `st.synced` on, less the pending results. Costs one step per pending record, so
 /// that a walk that keeps its regions on the CPU does not pay for the ranges.
-fn host_numbers<R: Real>(st: &State<R>) -> usize {
+pub(crate) fn host_numbers<R: Real>(st: &State<R>) -> usize {
     let from = st
         .pay
         .slot_infos()
@@ -368,6 +365,11 @@ fn host_numbers<R: Real>(st: &State<R>) -> usize {
 /// Reads the device's results the host does not have (`st.stale`) into the arena.
 pub(crate) fn read_stale<R: Real>(st: &mut State<R>) -> Result<(), String> {
     let r = std::mem::replace(&mut st.stale, 0..0);
+    read_back(st, r)
+}
+
+/// Reads numbers `r` of the arena back from the device.
+fn read_back<R: Real>(st: &mut State<R>, r: std::ops::Range<usize>) -> Result<(), String> {
     if r.is_empty() {
         return Ok(());
     }
@@ -376,6 +378,19 @@ pub(crate) fn read_stale<R: Real>(st: &mut State<R>) -> Result<(), String> {
         .as_mut()
         .ok_or("the device that holds the results is gone")?;
     device.read(r.start, &mut st.pay.data_mut()[r])
+}
+
+impl<R: Real> State<R> {
+    /// The device failed with `message`: true when the session goes on without it (`auto`;
+    /// from then on the walk computes at once on the CPU), false when the walk must fail.
+    pub(crate) fn falls_back(&mut self, message: &str) -> bool {
+        let back = self.device_failed || self.device.as_mut().is_some_and(|d| d.fall_back(message));
+        if back {
+            self.device_failed = true;
+            self.defer = false;
+        }
+        back
+    }
 }
 
 impl<R: Real> Machine<'_, R> {
@@ -424,11 +439,7 @@ impl<R: Real> Machine<'_, R> {
             let info = st.pay.info(s);
             let lo = info.offset.max(st.stale.start);
             let hi = (info.offset + info.stored(lanes)).min(st.stale.end);
-            if lo >= hi {
-                continue;
-            }
-            let device = st.device.as_mut().expect("stale numbers live on a device");
-            if let Err(message) = device.read(lo, &mut st.pay.data_mut()[lo..hi]) {
+            if let Err(message) = read_back(st, lo..hi.max(lo)) {
                 return Err(self.device_failed(message));
             }
         }
@@ -459,12 +470,8 @@ impl<R: Real> Machine<'_, R> {
     /// CPU when the device falls back (`auto`), else it fails.
     #[cold]
     fn device_failed(&mut self, message: String) -> Stop {
-        let st = &mut *self.s;
-        st.stale = 0..0;
-        let back = st.device_failed || st.device.as_mut().is_some_and(|d| d.fall_back(&message));
-        if back {
-            st.device_failed = true;
-            st.defer = false;
+        self.s.stale = 0..0;
+        if self.s.falls_back(&message) {
             return self.stop(Fault::Retry);
         }
         self.fail(Error::Device { message })
@@ -512,13 +519,11 @@ impl<R: Real> Machine<'_, R> {
                     st.region_stats.device_regions += 1;
                 }
                 Err(message) => {
-                    if !device.fall_back(&message) {
+                    if !st.falls_back(&message) {
                         st.pending.clear();
                         st.pending_aux.clear();
                         return Err(self.fail(Error::Device { message }));
                     }
-                    st.defer = false;
-                    st.device_failed = true;
                     self.cpu_region()?;
                 }
             }

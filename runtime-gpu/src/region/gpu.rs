@@ -1,6 +1,6 @@
-//! The region device's GPU side: growing buffers, uploads, the dispatches of a plan (the
-//! interpreter's chunks and the wide ops, forward or backwards), and the read-backs with the
-//! lanes' progress counters.
+//! The region device's GPU side: growing buffers, uploads, the dispatches of a plan (its
+//! chunks of records, forward or backwards), and the read-backs with the lanes' progress
+//! counters.
 
 use super::{GpuRegions, RegionPlan, WORKGROUP};
 use crate::context::GpuContext;

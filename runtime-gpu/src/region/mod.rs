@@ -5,9 +5,9 @@
 //!
 //! The device keeps the walk's data arena in one storage buffer. A forward call uploads the
 //! ranges the host wrote since the last call (its own numbers: inputs, constants, what the CPU
-//! computed; never the region's results), runs the region's records in dispatches of a few
-//! thousand loop visits each (Mesa's software driver silently ends an invocation after 65,535;
-//! see [`RegionPlan`]), and leaves the results on the device: the host reads back only the
+//! computed; never the region's results), runs the region's records (one dispatch on a
+//! hardware adapter; on Mesa's software driver, which silently ends an invocation after 65,535
+//! loop visits, dispatches of a few thousand each: see [`RegionPlan`]), and leaves the results on the device: the host reads back only the
 //! numbers it needs ([`GpuRegions::read_data`]). A reverse call clears the adjoint arena,
 //! seeds the result's adjoint, runs the tape's records backwards in the same kind of
 //! dispatches over the values already on the device, and reads back the adjoints the caller
