@@ -90,6 +90,9 @@ impl RegionDevice<f32> for AutoDevice {
         }
     }
 
+    fn min_lanes(&self) -> usize {
+        AUTO_MIN_LANES
+    }
     fn defer_at(&mut self, lanes: usize) -> bool {
         lanes >= AUTO_MIN_LANES && self.get().is_some_and(|d| d.defer_at(lanes))
     }

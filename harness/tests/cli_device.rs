@@ -129,3 +129,41 @@ fn without_an_adapter_gpu_fails_and_auto_runs_on_the_cpu() {
         "auto on the CPU gives the CPU's bytes"
     );
 }
+
+#[test]
+fn devices_measures_the_cost_model_and_caches_it() {
+    if gpu_or_skip("devices_measures_the_cost_model_and_caches_it").is_none() {
+        return;
+    }
+    let json = |args: &[&str]| -> Value {
+        let out = ndvm(args, &[]);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let measured = json(&["devices", "--measure", "--format", "json"]);
+    let costs = &measured["region_costs"];
+    for key in ["device_ns_per_work", "device_step_ns", "cpu_ns_per_work"] {
+        let x = costs[key].as_f64().unwrap_or(f64::NAN);
+        assert!(x.is_finite() && x > 0.0, "{key} = {x}: {measured}");
+    }
+    // The probes: the first at 4096 lanes gives one step's latency, the last the throughput.
+    let probes = measured["region_probes"].as_array().unwrap();
+    assert!(!probes.is_empty(), "{measured}");
+    assert_eq!(probes[0]["lanes"], 4096);
+    let last = probes.last().unwrap();
+    let per_number = last["device_seconds"].as_f64().unwrap() * 1e9
+        / (last["lanes"].as_f64().unwrap() * last["ops"].as_f64().unwrap());
+    let ns = costs["device_ns_per_work"].as_f64().unwrap();
+    assert!((per_number - ns).abs() <= 1e-9 * ns.max(1.0), "{measured}");
+    let step = probes[0]["device_seconds"].as_f64().unwrap() * 1e9 / 64.0;
+    assert!((step - costs["device_step_ns"].as_f64().unwrap()).abs() <= 1e-6 * step.max(1.0));
+    // A later run reads the same terms from the cache, without timing anything.
+    let cached = json(&["devices", "--format", "json"]);
+    assert_eq!(cached["region_costs"], measured["region_costs"]);
+    assert_eq!(cached["region_probes"], Value::Array(Vec::new()));
+}

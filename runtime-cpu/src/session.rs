@@ -382,7 +382,7 @@ impl<R: Real> Session<R> {
         slots.clear();
         let l = group.len();
         st.defer = match st.device.as_mut() {
-            Some(d) if !st.device_failed => d.defer_at(l),
+            Some(d) if !st.device_failed && l >= st.device_min_lanes => d.defer_at(l),
             _ => false,
         };
         st.pending.clear();
@@ -550,6 +550,7 @@ impl<R: Real> Session<R> {
     /// With a device, per-lane numeric work is collected into regions that the device runs
     /// when its cost model says so; results are the same up to the device's arithmetic.
     pub fn set_device(&mut self, device: Option<Box<dyn RegionDevice<R>>>) {
+        self.state.device_min_lanes = device.as_ref().map_or(1, |d| d.min_lanes());
         self.state.device = device;
         self.state.device_failed = false;
     }

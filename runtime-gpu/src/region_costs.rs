@@ -9,17 +9,42 @@ use crate::context::GpuContext;
 use crate::error::GpuError;
 use crate::region::{GpuRegions, RegionPolicy};
 use shared_ir::region::{encode_op, MaskBits, OpRecord, Opcode, Region, RegionCosts};
+
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
-/// The synthetic regions tried, smallest first: (lanes, ops). Each is measured in turn until one
-/// takes longer than [`ENOUGH_SECONDS`]; the last measured is kept, so a fast device is
-/// measured with enough lanes to fill it.
-const SIZES: [(u32, u32); 3] = [(4096, 64), (32_768, 128), (65_536, 512)];
+/// The synthetic regions tried, fewest lanes first: (lanes, ops). The first (too few lanes to
+/// fill a GPU) gives the latency of one step; the others are measured in turn until one takes
+/// longer than [`ENOUGH_SECONDS`], and the last measured gives the throughput, so a fast
+/// device is measured with enough lanes to fill it (a large GPU runs a few hundred thousand
+/// invocations at once).
+const SIZES: [(u32, u32); 3] = [(4096, 64), (32_768, 128), (262_144, 256)];
 
 /// A synthetic run this long is measure enough.
 const ENOUGH_SECONDS: f64 = 0.2;
+
+/// One synthetic region's timing.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Probe {
+    /// Lanes.
+    pub lanes: u32,
+    /// Chained multiplies per lane.
+    pub ops: u32,
+    /// Device seconds (dispatch to completion, best of 3, less an empty dispatch).
+    pub device_seconds: f64,
+    /// The same multiplies on one CPU core, seconds (best of 3).
+    pub cpu_seconds: f64,
+}
+
+/// What a measurement found: the cost model's terms and the timings they come from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Measured {
+    /// The terms.
+    pub costs: RegionCosts,
+    /// The synthetic regions timed, fewest lanes first.
+    pub probes: Vec<Probe>,
+}
 
 /// The cache file of `ctx`'s adapter, if caching is on.
 fn cache_path(ctx: &GpuContext) -> Option<PathBuf> {
@@ -44,12 +69,12 @@ fn cache_path(ctx: &GpuContext) -> Option<PathBuf> {
 fn to_text(c: &RegionCosts) -> String {
     format!(
         "dispatch_us {}\nupload_gib_per_s {}\ndownload_gib_per_s {}\ndevice_ns_per_work {}\n\
-         device_lanes {}\ncpu_ns_per_work {}\n",
+         device_step_ns {}\ncpu_ns_per_work {}\n",
         c.dispatch_us,
         c.upload_gib_per_s,
         c.download_gib_per_s,
         c.device_ns_per_work,
-        c.device_lanes,
+        c.device_step_ns,
         c.cpu_ns_per_work
     )
 }
@@ -61,7 +86,7 @@ fn from_text(text: &str) -> Option<RegionCosts> {
         "upload_gib_per_s",
         "download_gib_per_s",
         "device_ns_per_work",
-        "device_lanes",
+        "device_step_ns",
         "cpu_ns_per_work",
     ];
     for line in text.lines() {
@@ -74,7 +99,7 @@ fn from_text(text: &str) -> Option<RegionCosts> {
         upload_gib_per_s: v[1],
         download_gib_per_s: v[2],
         device_ns_per_work: v[3],
-        device_lanes: v[4],
+        device_step_ns: v[4],
         cpu_ns_per_work: v[5],
     })
 }
@@ -90,7 +115,7 @@ pub(crate) fn cached_or_measured(ctx: &Arc<GpuContext>) -> Result<RegionCosts, G
         log::info!("ndvm GPU: region costs from the cache: {c:?}");
         return Ok(c);
     }
-    let c = measure(ctx)?;
+    let c = measure(ctx)?.costs;
     if let Some(p) = path {
         store(&p, &c);
     }
@@ -98,12 +123,12 @@ pub(crate) fn cached_or_measured(ctx: &Arc<GpuContext>) -> Result<RegionCosts, G
 }
 
 /// Measures the costs again and replaces the cached ones.
-pub fn remeasure(ctx: &Arc<GpuContext>) -> Result<RegionCosts, GpuError> {
-    let c = measure(ctx)?;
+pub fn remeasure(ctx: &Arc<GpuContext>) -> Result<Measured, GpuError> {
+    let m = measure(ctx)?;
     if let Some(p) = cache_path(ctx) {
-        store(&p, &c);
+        store(&p, &m.costs);
     }
-    Ok(c)
+    Ok(m)
 }
 
 fn store(path: &std::path::Path, c: &RegionCosts) {
@@ -152,14 +177,12 @@ fn synthetic(lanes: u32, ops: u32) -> (Region, Vec<f32>) {
     (region, data)
 }
 
-/// Times the synthetic region on the device (dispatch to completion, data already there) and
+/// Times the synthetic regions on the device (dispatch to completion, data already there) and
 /// the same multiplies on the CPU, and takes the dispatch and bandwidth figures of
 /// [`GpuContext::dispatch_costs`].
-fn measure(ctx: &Arc<GpuContext>) -> Result<RegionCosts, GpuError> {
+fn measure(ctx: &Arc<GpuContext>) -> Result<Measured, GpuError> {
     let d = ctx.dispatch_costs()?;
-    let mut device_ns = f64::NAN;
-    let mut device_lanes = f64::NAN;
-    let mut cpu_ns = f64::NAN;
+    let mut probes = Vec::new();
     for (lanes, ops) in SIZES {
         let (region, data) = synthetic(lanes, ops);
         let mut dev = GpuRegions::new(Arc::clone(ctx), RegionPolicy::Always);
@@ -178,24 +201,28 @@ fn measure(ctx: &Arc<GpuContext>) -> Result<RegionCosts, GpuError> {
             ctx.wait("timing a region", None)?;
             best = best.min(t.elapsed().as_secs_f64());
         }
-        let work = f64::from(ops) * f64::from(lanes);
-        device_ns = ((best * 1e6 - d.empty_dispatch_us).max(0.0) * 1e3 / work).max(1e-6);
-        device_lanes = f64::from(lanes);
-        cpu_ns = cpu_time(lanes as usize, ops as usize) * 1e9 / work;
+        probes.push(Probe {
+            lanes,
+            ops,
+            device_seconds: (best - d.empty_dispatch_us * 1e-6).max(0.0),
+            cpu_seconds: cpu_time(lanes as usize, ops as usize),
+        });
         if best > ENOUGH_SECONDS {
             break;
         }
     }
+    let work = |p: &Probe| f64::from(p.ops) * f64::from(p.lanes);
+    let (first, last) = (probes[0], probes[probes.len() - 1]);
     let costs = RegionCosts {
         dispatch_us: d.empty_dispatch_us,
         upload_gib_per_s: d.upload_gib_per_s,
         download_gib_per_s: d.download_gib_per_s,
-        device_ns_per_work: device_ns,
-        device_lanes,
-        cpu_ns_per_work: cpu_ns.max(1e-6),
+        device_ns_per_work: (last.device_seconds * 1e9 / work(&last)).max(1e-6),
+        device_step_ns: first.device_seconds * 1e9 / f64::from(first.ops),
+        cpu_ns_per_work: (last.cpu_seconds * 1e9 / work(&last)).max(1e-6),
     };
-    log::info!("ndvm GPU: measured region costs {costs:?}");
-    Ok(costs)
+    log::info!("ndvm GPU: measured region costs {costs:?} from {probes:?}");
+    Ok(Measured { costs, probes })
 }
 
 /// Seconds the CPU takes for `ops` multiplies over `lanes` lanes, one loop per op (best of 3).
@@ -227,7 +254,7 @@ mod tests {
             upload_gib_per_s: 7.5,
             download_gib_per_s: 4.25,
             device_ns_per_work: 0.0125,
-            device_lanes: 4096.0,
+            device_step_ns: 51.2,
             cpu_ns_per_work: 0.375,
         };
         assert_eq!(from_text(&to_text(&c)), Some(c));

@@ -351,6 +351,12 @@ pub trait RegionDevice<R>: Send + std::fmt::Debug {
     /// A short description for logs and errors.
     fn describe(&self) -> String;
 
+    /// Walks of fewer lanes never collect regions for this device ([`RegionDevice::defer_at`]
+    /// is not asked): asked once, when the device is attached.
+    fn min_lanes(&self) -> usize {
+        1
+    }
+
     /// Whether a walk over `lanes` lanes should collect regions for this device at all (a
     /// device that can never pay its dispatch at this width says no, and the walk computes
     /// at once on the CPU).
@@ -407,30 +413,33 @@ pub struct RegionCosts {
     pub upload_gib_per_s: f64,
     /// Device-to-host bandwidth, GiB/s.
     pub download_gib_per_s: f64,
-    /// Device time per number of region work, nanoseconds, measured at `device_lanes` lanes.
+    /// Device time per number of region work and lane, nanoseconds, measured with the
+    /// device full (its throughput).
     pub device_ns_per_work: f64,
-    /// The lanes of that measurement: with fewer lanes the device is taken to need as long
-    /// as with this many (it is not full below them).
-    pub device_lanes: f64,
+    /// Device time of one step of a region (an op, or one turn of an invocation's loop
+    /// over an op's elements) with too few lanes to fill the device, nanoseconds: the latency
+    /// each step pays however few lanes run it.
+    pub device_step_ns: f64,
     /// CPU time per number of region work, nanoseconds.
     pub cpu_ns_per_work: f64,
 }
 
 impl RegionCosts {
     /// Estimated device seconds for a region of this size in `dispatches` dispatches, moving
-    /// its `upload` and `download` numbers (4 bytes each). Work run one invocation per lane
-    /// costs as if there were at least `device_lanes` lanes (the device is not full below
-    /// them); wide work has as many invocations as lanes times result elements.
+    /// its `upload` and `download` numbers (4 bytes each). Each number of work costs the
+    /// device's throughput per lane, but no less than one step's latency: per number for work
+    /// run one invocation per lane, per number over the op's mean width for wide work (whose
+    /// elements a lane's invocations share).
     pub fn device_seconds(&self, s: &RegionStats, dispatches: u64) -> f64 {
         let gib = |numbers: usize| numbers as f64 * 4.0 / f64::from(1u32 << 30);
-        let lanes = s.lanes as f64;
-        let narrow = (s.work - s.wide_work) as f64 * lanes.max(self.device_lanes);
-        let width = s.wide_elements as f64 / s.wide_ops.max(1) as f64;
-        let wide = s.wide_work as f64 * lanes.max(self.device_lanes / width.max(1.0));
+        let per_number = s.lanes as f64 * self.device_ns_per_work;
+        let narrow = (s.work - s.wide_work) as f64 * per_number.max(self.device_step_ns);
+        let width = (s.wide_elements as f64 / s.wide_ops.max(1) as f64).max(1.0);
+        let wide = s.wide_work as f64 * per_number.max(self.device_step_ns / width);
         dispatches as f64 * self.dispatch_us * 1e-6
             + gib(s.upload) / self.upload_gib_per_s.max(1e-9)
             + gib(s.download) / self.download_gib_per_s.max(1e-9)
-            + (narrow + wide) * self.device_ns_per_work * 1e-9
+            + (narrow + wide) * 1e-9
     }
 
     /// Estimated CPU seconds for the same region.
@@ -439,11 +448,10 @@ impl RegionCosts {
     }
 
     /// True when some region at `lanes` lanes could run faster on the device: a number of
-    /// wide work (on results of up to 1024 elements) costs less there, counting the invocations
-    /// the device needs to be full.
+    /// wide work (on results of up to 1024 elements) costs less there.
     pub fn can_pay_at(&self, lanes: usize) -> bool {
         let lanes = lanes as f64;
-        self.device_ns_per_work * lanes.max(self.device_lanes / 1024.0)
+        (lanes * self.device_ns_per_work).max(self.device_step_ns / 1024.0)
             < self.cpu_ns_per_work * lanes
     }
 
@@ -497,7 +505,7 @@ mod tests {
             upload_gib_per_s: 8.0,
             download_gib_per_s: 4.0,
             device_ns_per_work: 0.01,
-            device_lanes: 4096.0,
+            device_step_ns: 40.96,
             cpu_ns_per_work: 1.0,
         };
         // `numbers` moved each way.

@@ -4,6 +4,7 @@
 //! Exit status 0 also when there is no adapter (the output says so and why); 2 for a usage error.
 
 use clap::Args;
+use runtime_gpu::region_costs::Probe;
 use runtime_gpu::{list_adapters, AdapterSummary, ContextOptions, DispatchCosts, GpuContext};
 use serde_json::{json, Value};
 use shared_ir::region::RegionCosts;
@@ -49,7 +50,7 @@ fn region_json(c: &RegionCosts) -> Value {
         "upload_gib_per_s": c.upload_gib_per_s,
         "download_gib_per_s": c.download_gib_per_s,
         "device_ns_per_work": c.device_ns_per_work,
-        "device_lanes": c.device_lanes,
+        "device_step_ns": c.device_step_ns,
         "cpu_ns_per_work": c.cpu_ns_per_work,
         "auto_collects_regions_from_lanes": auto_lanes(c),
     })
@@ -60,6 +61,15 @@ fn auto_lanes(c: &RegionCosts) -> Option<usize> {
     (0..=22)
         .map(|k| 1usize << k)
         .find(|&l| l >= crate::device::AUTO_MIN_LANES && c.can_pay_at(l))
+}
+
+fn probe_json(p: &Probe) -> Value {
+    json!({
+        "lanes": p.lanes,
+        "ops": p.ops,
+        "device_seconds": p.device_seconds,
+        "cpu_seconds": p.cpu_seconds,
+    })
 }
 
 fn costs_json(c: &DispatchCosts) -> Value {
@@ -94,10 +104,14 @@ pub fn main(args: DevicesArgs) -> ExitCode {
         (Ok(ctx), false) => Some(ctx.dispatch_costs()),
         _ => None,
     };
-    let region = match (&context, args.no_measure, args.measure) {
-        (Ok(ctx), false, true) => Some(runtime_gpu::region_costs::remeasure(ctx)),
-        (Ok(ctx), false, false) => Some(ctx.region_costs()),
-        _ => None,
+    // With --measure, the synthetic regions' timings too.
+    let (region, probes) = match (&context, args.no_measure, args.measure) {
+        (Ok(ctx), false, true) => match runtime_gpu::region_costs::remeasure(ctx) {
+            Ok(m) => (Some(Ok(m.costs)), m.probes),
+            Err(e) => (Some(Err(e)), Vec::new()),
+        },
+        (Ok(ctx), false, false) => (Some(ctx.region_costs()), Vec::new()),
+        _ => (None, Vec::new()),
     };
     let is_chosen = |a: &AdapterSummary| chosen.as_ref().is_some_and(|c| c == a);
 
@@ -114,6 +128,7 @@ pub fn main(args: DevicesArgs) -> ExitCode {
             "dispatch_costs_error": costs.as_ref().and_then(|c| c.as_ref().err()).map(ToString::to_string),
             "region_costs": region.as_ref().and_then(|c| c.as_ref().ok()).map(region_json),
             "region_costs_error": region.as_ref().and_then(|c| c.as_ref().err()).map(ToString::to_string),
+            "region_probes": probes.iter().map(probe_json).collect::<Vec<_>>(),
         });
         println!(
             "{}",
@@ -172,9 +187,19 @@ pub fn main(args: DevicesArgs) -> ExitCode {
         Some(Ok(c)) => {
             println!(
                 "Region cost model (cached; --measure to measure again): device {:.4} ns per \
-                 number of region work at {} lanes, CPU {:.4} ns (one core)",
-                c.device_ns_per_work, c.device_lanes, c.cpu_ns_per_work
+                 number of region work and lane when full, {:.1} ns per step when not; CPU \
+                 {:.4} ns (one core)",
+                c.device_ns_per_work, c.device_step_ns, c.cpu_ns_per_work
             );
+            for p in &probes {
+                println!(
+                    "  {} chained multiplies over {} lanes: device {:.3} ms, one CPU core {:.3} ms",
+                    p.ops,
+                    p.lanes,
+                    p.device_seconds * 1e3,
+                    p.cpu_seconds * 1e3
+                );
+            }
             match auto_lanes(&c) {
                 Some(l) => println!("  --device auto collects regions for the GPU from {l} lanes"),
                 None => println!("  --device auto keeps every region on the CPU here"),

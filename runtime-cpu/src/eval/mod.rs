@@ -118,6 +118,8 @@ pub struct State<R> {
     pub(crate) parts: Vec<Slot>,
     /// The device that runs regions, if one is attached.
     pub(crate) device: Option<Box<dyn RegionDevice<R>>>,
+    /// The device's [`RegionDevice::min_lanes`].
+    pub(crate) device_min_lanes: usize,
     /// The encoded region (its slot table grows over a walk).
     pub(crate) region: Region,
     /// Slots of the walk the device has seen (the host's numbers in them, or its own results).
