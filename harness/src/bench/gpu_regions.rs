@@ -65,6 +65,12 @@ pub struct Row {
     pub dispatches: Option<u64>,
     /// The most invocations per lane a region ran with.
     pub lane_width: Option<u64>,
+    /// Round trips per evaluation: the host waited for the device and read numbers back.
+    pub syncs: Option<u64>,
+    /// Milliseconds of one warm evaluation the host spent in those waits (the device running
+    /// what was submitted, and the copies back); the rest of `gpu_ms` is the host's walk,
+    /// encoding and uploads.
+    pub wait_ms: Option<f64>,
     /// Where the regions ran, or why the point was skipped.
     pub note: String,
 }
@@ -114,6 +120,15 @@ fn numbers(out: &Outcome) -> Vec<f64> {
     v
 }
 
+/// An upper bound on the numbers one lane's walk keeps in the data arena (the same again
+/// goes to the adjoints): per step about five D x D matrices and a few vectors, kept for the
+/// gradient. One walk counted 5,400, 34,044 and 440,220 at D = 2, 8 and 32; this gives
+/// 6,400, 40,000 and 519,200.
+fn arena_per_lane(d: usize) -> u64 {
+    let d = d as u64;
+    80 * (6 * d * d + 10 * d + 30)
+}
+
 thread_local! {
     static CPU: RefCell<Session<f32>> = RefCell::new(Session::new());
 }
@@ -129,8 +144,7 @@ pub fn run(cfg: &Config, mut on_row: impl FnMut(&Row)) -> Result<Report, String>
     let mut rows = Vec::new();
     for &d in &cfg.dims {
         for &lanes in &cfg.lanes {
-            // Per lane and step: about a dozen slots of D x D numbers, kept for the gradient.
-            let numbers_needed = lanes as u64 * 80 * 12 * (d * d) as u64;
+            let numbers_needed = lanes as u64 * arena_per_lane(d);
             if numbers_needed > cfg.max_numbers {
                 rows.push(Row {
                     d,
@@ -143,6 +157,8 @@ pub fn run(cfg: &Config, mut on_row: impl FnMut(&Row)) -> Result<Report, String>
                     download_mb: None,
                     dispatches: None,
                     lane_width: None,
+                    syncs: None,
+                    wait_ms: None,
                     note: format!("skipped: about {numbers_needed} numbers per walk"),
                 });
             } else {
@@ -203,11 +219,12 @@ fn point(
     let got = gpu.run(program, &all, &options(0)).expect("bound");
     let after = gpu.region_counts();
     let mb = |b: u64| b as f64 / 1e6;
-    let (upload_mb, download_mb, dispatches, lane_width) = (
+    let (upload_mb, download_mb, dispatches, lane_width, syncs) = (
         Some(mb(traffic.uploaded())),
         Some(mb(traffic.downloaded())),
         Some(traffic.dispatches()),
         Some(traffic.widest()),
+        Some(traffic.syncs()),
     );
     if let Some(e) = got.common_error() {
         return Row {
@@ -221,6 +238,8 @@ fn point(
             download_mb,
             dispatches,
             lane_width,
+            syncs,
+            wait_ms: None,
             note: format!("GPU failed: {e}"),
         };
     }
@@ -235,6 +254,9 @@ fn point(
     let gpu_s = seconds_per_warm_call(cfg.min_sample, cfg.samples, || {
         std::hint::black_box(gpu.run(program, &all, &options(0)).expect("bound"));
     });
+    let waited = traffic.waited_seconds();
+    std::hint::black_box(gpu.run(program, &all, &options(0)).expect("bound"));
+    let wait_ms = Some((traffic.waited_seconds() - waited) * 1e3);
     Row {
         d,
         lanes,
@@ -246,6 +268,8 @@ fn point(
         download_mb,
         dispatches,
         lane_width,
+        syncs,
+        wait_ms,
         note: if on_gpu {
             "regions on the GPU".into()
         } else {
@@ -255,11 +279,13 @@ fn point(
 }
 
 /// The table's header. The traffic columns are those of one evaluation (the first, which
-/// also uploads the region tables); W is the most invocations per lane a region ran with.
+/// also uploads the region tables); W is the most invocations per lane a region ran with;
+/// `syncs` the host's waits for the device per evaluation, and `wait ms` their length in one
+/// warm evaluation (the device's run and the copies back; the rest of `gpu ms` is host work).
 pub fn print_header(threads: usize) {
     println!("GPU region path vs CPU ({threads} threads), Kalman NLL value + gradient, f32");
     println!(
-        "{:>4} {:>7} {:>11} {:>11} {:>9} {:>12} {:>9} {:>9} {:>6} {:>3}  where",
+        "{:>4} {:>7} {:>11} {:>11} {:>9} {:>12} {:>9} {:>9} {:>6} {:>3} {:>5} {:>10}  where",
         "D",
         "lanes",
         "cpu ms",
@@ -269,7 +295,9 @@ pub fn print_header(threads: usize) {
         "up MB",
         "down MB",
         "disp",
-        "W"
+        "W",
+        "syncs",
+        "wait ms"
     );
 }
 
@@ -277,7 +305,7 @@ pub fn print_header(threads: usize) {
 pub fn print_row(row: &Row) {
     let f = |x: Option<f64>, p: usize| x.map_or("-".to_string(), |v| format!("{v:.p$}"));
     println!(
-        "{:>4} {:>7} {:>11} {:>11} {:>9} {:>12} {:>9} {:>9} {:>6} {:>3}  {}",
+        "{:>4} {:>7} {:>11} {:>11} {:>9} {:>12} {:>9} {:>9} {:>6} {:>3} {:>5} {:>10}  {}",
         row.d,
         row.lanes,
         f(row.cpu_ms, 3),
@@ -288,6 +316,8 @@ pub fn print_row(row: &Row) {
         f(row.download_mb, 3),
         row.dispatches.map_or("-".into(), |n| n.to_string()),
         row.lane_width.map_or("-".into(), |n| n.to_string()),
+        row.syncs.map_or("-".into(), |n| n.to_string()),
+        f(row.wait_ms, 3),
         row.note
     );
 }

@@ -10,6 +10,7 @@ use bytemuck::{Pod, Zeroable};
 use shared_ir::region::{MaskBits, Region, RegionStats};
 use std::ops::Range;
 use std::sync::Arc;
+use std::time::Instant;
 
 /// The interpreter's `Params` block, field for field.
 #[repr(C)]
@@ -323,9 +324,11 @@ impl GpuRegions {
         self.dispatch(region, masks, &plan, false, None)?;
         let lanes = region.lanes as usize;
         let gb = self.progress.buffer.clone().expect("dispatched");
+        let t = Instant::now();
         let progress: Vec<f32> = self
             .ctx
             .read_back("reading the lanes' progress", &gb, lanes)?;
+        self.traffic.add_wait(t.elapsed());
         self.traffic.add_download(lanes as u64 * 4);
         check_progress(&progress, region.len() as u32, "forward")
     }
@@ -341,12 +344,14 @@ impl GpuRegions {
                 message: "the device holds no data".into(),
             });
         };
+        let t = Instant::now();
         let back: Vec<f32> = self.ctx.read_back_at(
             "reading a region's results",
             &db,
             from as u64 * 4,
             out.len(),
         )?;
+        self.traffic.add_wait(t.elapsed());
         self.traffic.add_download(out.len() as u64 * 4);
         out.copy_from_slice(&back);
         Ok(())
@@ -399,9 +404,11 @@ impl GpuRegions {
         })?;
         self.traffic.add_upload(seed.1.len() as u64 * 4);
         self.dispatch(region, masks, &plan, true, Some((&jb, read as u64 * 4)))?;
+        let t = Instant::now();
         let mut back: Vec<f32> =
             self.ctx
                 .read_back_at("reading the adjoints", &jb, 0, read + lanes)?;
+        self.traffic.add_wait(t.elapsed());
         self.traffic.add_download((read + lanes) as u64 * 4);
         check_progress(&back[read..], 0, "reverse")?;
         back.truncate(read);

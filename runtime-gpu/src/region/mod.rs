@@ -92,6 +92,8 @@ pub struct Traffic {
     downloaded: AtomicU64,
     dispatches: AtomicU64,
     width: AtomicU64,
+    syncs: AtomicU64,
+    waited_ns: AtomicU64,
 }
 impl Traffic {
     /// Bytes sent to the device (tables, host numbers, seeds).
@@ -109,6 +111,21 @@ impl Traffic {
     /// The most invocations per lane a region ran with.
     pub fn widest(&self) -> u64 {
         self.width.load(Ordering::Relaxed)
+    }
+    /// Times the host waited for the device to finish and send numbers back (each a round
+    /// trip: the region's dispatches, then the copy).
+    pub fn syncs(&self) -> u64 {
+        self.syncs.load(Ordering::Relaxed)
+    }
+    /// Seconds the host spent in those waits: the device's run of what was submitted before
+    /// them, and the copies back.
+    pub fn waited_seconds(&self) -> f64 {
+        self.waited_ns.load(Ordering::Relaxed) as f64 * 1e-9
+    }
+    pub(crate) fn add_wait(&self, took: std::time::Duration) {
+        self.syncs.fetch_add(1, Ordering::Relaxed);
+        let ns = u64::try_from(took.as_nanos()).unwrap_or(u64::MAX);
+        self.waited_ns.fetch_add(ns, Ordering::Relaxed);
     }
     pub(crate) fn add_upload(&self, bytes: u64) {
         self.uploaded.fetch_add(bytes, Ordering::Relaxed);
