@@ -1,8 +1,9 @@
 //! `ndvm bench auto`: what `--device auto` costs where it keeps the work on the CPU. Every
 //! conformance program at one lane, and the 80-step Kalman program at 1024 lanes, value and
-//! gradient in `f32`, with the `auto` device attached against none, timed in the same run.
+//! gradient in `f32`, with the `auto` device attached against none, timed in the same run in
+//! alternating samples (the ratio is the median of the pairs').
 
-use crate::bench::timing::seconds_per_call;
+use crate::bench::timing::paired_seconds_per_call;
 use crate::data::suite;
 use crate::device::Attach;
 use runtime_cpu::{Bindings, GradSpec, Program, RunOptions, Session};
@@ -21,23 +22,31 @@ pub struct Row {
     pub cpu_us: f64,
     /// Microseconds per evaluation, `--device auto`.
     pub auto_us: f64,
-    /// `auto_us / cpu_us`.
+    /// The median of `auto / cpu` over samples taken in pairs (one right after the other).
     pub ratio: f64,
 }
 
+/// Seconds per evaluation with no device and with `auto`, and the median ratio of samples
+/// taken in pairs.
 fn time(
     program: &Program,
     b: &Bindings,
     opts: &RunOptions,
-    choice: DeviceChoice,
     min_sample: Duration,
     samples: usize,
-) -> f64 {
-    let mut s = Session::<f32>::new();
-    f32::attach(&mut s, choice).expect("auto and cpu are always available");
-    seconds_per_call(
+) -> (f64, f64, f64) {
+    let session = |choice| {
+        let mut s = Session::<f32>::new();
+        f32::attach(&mut s, choice).expect("auto and cpu are always available");
+        s
+    };
+    let (mut cpu, mut auto) = (session(DeviceChoice::Cpu), session(DeviceChoice::Auto));
+    paired_seconds_per_call(
         || {
-            std::hint::black_box(s.evaluate(program, b, opts).expect("bound"));
+            std::hint::black_box(cpu.evaluate(program, b, opts).expect("bound"));
+        },
+        || {
+            std::hint::black_box(auto.evaluate(program, b, opts).expect("bound"));
         },
         min_sample,
         samples,
@@ -66,14 +75,13 @@ pub fn run(min_sample: Duration, samples: usize) -> Vec<Row> {
                 grad: GradSpec::All,
                 ..Default::default()
             };
-            let cpu = time(&program, &b, &opts, DeviceChoice::Cpu, min_sample, samples);
-            let auto = time(&program, &b, &opts, DeviceChoice::Auto, min_sample, samples);
+            let (cpu, auto, ratio) = time(&program, &b, &opts, min_sample, samples);
             rows.push(Row {
                 program: p.name.clone(),
                 lanes,
                 cpu_us: cpu * 1e6,
                 auto_us: auto * 1e6,
-                ratio: auto / cpu,
+                ratio,
             });
         }
     }
