@@ -117,8 +117,12 @@ def calibrate(
     protected_ops: Optional[bool] = None,
     max_steps: Optional[int] = None,
     device: Optional[_Device] = None,
+    threads: Optional[int] = None,
 ) -> Dict[str, Any]:
     """Fits parameters like ``ndvm calibrate``; returns its ``--format json`` result.
+
+    ``threads`` (default: every core) spreads the restarts over worker threads; the
+    result is the same for any number.
 
     ``precision``, ``protected_ops``, ``max_steps`` and ``device`` default to the
     ``Program``'s (to ``"f64"``, off, the default budget and ``"cpu"`` for source text).

@@ -83,7 +83,7 @@ fn table(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<Table> {
 #[pyfunction]
 #[pyo3(signature = (model, *, data = None, target = None, params = None, init = None, bind = None,
     optimizer = "adam", steps = 100, lr = 0.05, restarts = 1, clamp = None, seed = 0,
-    precision = None, protected_ops = None, max_steps = None, device = None))]
+    precision = None, protected_ops = None, max_steps = None, device = None, threads = None))]
 #[allow(clippy::too_many_arguments)]
 pub fn calibrate<'py>(
     py: Python<'py>,
@@ -103,6 +103,7 @@ pub fn calibrate<'py>(
     protected_ops: Option<bool>,
     max_steps: Option<u64>,
     device: Option<&str>,
+    threads: Option<usize>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let (program, default_precision, default_steps, default_device) = match model.cast::<Program>()
     {
@@ -239,14 +240,15 @@ pub fn calibrate<'py>(
         lane_block: harness::device::lane_block(device, precision == Precision::F32),
     };
     let starts = starts(&init_values, restarts, seed);
+    let threads = threads.unwrap_or_else(harness::schedule::cores).max(1);
     let (report, seconds) = py.detach(|| {
         let t = Instant::now();
         let r = match precision {
             Precision::F64 => {
-                run_calibration::<f64>(&problem, held.as_ref(), &starts, &settings, device)
+                run_calibration::<f64>(&problem, held.as_ref(), &starts, &settings, device, threads)
             }
             Precision::F32 => {
-                run_calibration::<f32>(&problem, held.as_ref(), &starts, &settings, device)
+                run_calibration::<f32>(&problem, held.as_ref(), &starts, &settings, device, threads)
             }
         };
         (r, t.elapsed().as_secs_f64())

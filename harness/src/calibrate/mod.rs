@@ -2,7 +2,7 @@
 //!
 //! Data columns bind as lanes; the parameters are shared by every data lane of a restart, and
 //! several restarts run as lane groups of one walk (restart-major: lane `r * N + i` is data row
-//! `i` of restart `r`). The loss is the mean squared error against a target column, or the mean
+//! `i` of restart `r`), and [`workers::Workers`] spreads jobs of whole restarts over threads. The loss is the mean squared error against a target column, or the mean
 //! of the program's own value (a likelihood). Adam (the paper's settings by default) or L-BFGS;
 //! optional box constraints by projection; a non-finite loss ends a restart as failed.
 //!
@@ -12,17 +12,20 @@
 //! | `lbfgs.rs` | L-BFGS with a backtracking line search |
 //! | `table.rs` | CSV data with a train/holdout split |
 //! | `report.rs` | a whole calibration as `ndvm calibrate` runs it: seeded restarts, fit, R^2 |
+//! | `workers.rs` | restarts spread over worker threads, one session each |
 
 pub mod adam;
 pub mod lbfgs;
 pub mod report;
 pub mod table;
+pub mod workers;
 
 use adam::{Adam, AdamSettings};
 use lbfgs::{Lbfgs, LbfgsSettings};
 use runtime_cpu::{
     Binding, Bindings, GradSpec, Limits, Outcome, Program, Real, RunOptions, Session, Shape,
 };
+use workers::Evaluator;
 
 /// What is minimised.
 #[derive(Clone, Debug, PartialEq)]
@@ -108,7 +111,7 @@ pub struct FitResult {
 }
 
 /// Loss and gradient per restart from one evaluation over all restarts.
-type PerRestart = Vec<Result<(f64, Vec<f64>), String>>;
+pub type PerRestart = Vec<Result<(f64, Vec<f64>), String>>;
 
 /// Binds the problem's inputs for restarts whose parameters are `p` (one vector per restart).
 fn bindings(problem: &Problem, p: &[Vec<f64>]) -> Bindings {
@@ -226,9 +229,10 @@ fn project(p: &mut [f64], clamps: &[Option<(f64, f64)>]) {
     }
 }
 
-/// Fits `problem` from the initial parameters `init` (one vector per restart).
-pub fn fit<R: Real>(
-    session: &mut Session<R>,
+/// Fits `problem` from the initial parameters `init` (one vector per restart), evaluating
+/// on `session` (one session, or [`workers::Workers`] to spread the restarts over threads).
+pub fn fit(
+    session: &mut impl Evaluator,
     problem: &Problem,
     init: &[Vec<f64>],
     settings: &Settings,
@@ -239,8 +243,8 @@ pub fn fit<R: Real>(
     }
 }
 
-fn fit_adam<R: Real>(
-    session: &mut Session<R>,
+fn fit_adam<E: Evaluator>(
+    session: &mut E,
     problem: &Problem,
     init: &[Vec<f64>],
     settings: &Settings,
@@ -251,7 +255,7 @@ fn fit_adam<R: Real>(
     for x in p.iter_mut() {
         project(x, &settings.clamps);
     }
-    let mut states: Vec<Adam<R>> = init.iter().map(|_| Adam::new(a, k)).collect();
+    let mut states: Vec<Adam<E::Number>> = init.iter().map(|_| Adam::new(a, k)).collect();
     let mut results: Vec<RestartResult> = p
         .iter()
         .map(|x| RestartResult {
@@ -264,14 +268,7 @@ fn fit_adam<R: Real>(
     let mut evaluations = 0;
     for step in 0..settings.steps {
         evaluations += 1;
-        let per = evaluate(
-            session,
-            problem,
-            &p,
-            settings.limits,
-            settings.lane_block,
-            true,
-        );
+        let per = session.evaluate(problem, &p, settings.limits, settings.lane_block, true);
         for (r, res) in per.into_iter().enumerate() {
             if results[r].failure.is_some() {
                 continue;
@@ -279,8 +276,9 @@ fn fit_adam<R: Real>(
             match res {
                 Ok((loss, g)) => {
                     results[r].last_step_loss = loss;
-                    let mut pr: Vec<R> = p[r].iter().map(|&x| R::from_f64(x)).collect();
-                    let gr: Vec<R> = g.iter().map(|&x| R::from_f64(x)).collect();
+                    let from = <E::Number as Real>::from_f64;
+                    let mut pr: Vec<E::Number> = p[r].iter().map(|&x| from(x)).collect();
+                    let gr: Vec<E::Number> = g.iter().map(|&x| from(x)).collect();
                     states[r].step(&mut pr, &gr);
                     p[r] = pr.iter().map(|x| x.to_f64()).collect();
                     project(&mut p[r], &settings.clamps);
@@ -303,8 +301,8 @@ fn fit_adam<R: Real>(
     )
 }
 
-fn fit_lbfgs<R: Real>(
-    session: &mut Session<R>,
+fn fit_lbfgs(
+    session: &mut impl Evaluator,
     problem: &Problem,
     init: &[Vec<f64>],
     settings: &Settings,
@@ -319,15 +317,15 @@ fn fit_lbfgs<R: Real>(
         project(&mut x, &settings.clamps);
         let mut eval = |x: &[f64]| {
             evaluations += 1;
-            evaluate(
-                session,
-                problem,
-                &[x.to_vec()],
-                settings.limits,
-                settings.lane_block,
-                true,
-            )
-            .remove(0)
+            session
+                .evaluate(
+                    problem,
+                    &[x.to_vec()],
+                    settings.limits,
+                    settings.lane_block,
+                    true,
+                )
+                .remove(0)
         };
         let mut res = RestartResult {
             params: x.clone(),
@@ -371,8 +369,8 @@ fn fit_lbfgs<R: Real>(
     )
 }
 
-fn finish<R: Real>(
-    session: &mut Session<R>,
+fn finish(
+    session: &mut impl Evaluator,
     problem: &Problem,
     p: Vec<Vec<f64>>,
     mut results: Vec<RestartResult>,
@@ -382,14 +380,7 @@ fn finish<R: Real>(
 ) -> FitResult {
     if settings.final_loss {
         evaluations += 1;
-        let per = evaluate(
-            session,
-            problem,
-            &p,
-            settings.limits,
-            settings.lane_block,
-            false,
-        );
+        let per = session.evaluate(problem, &p, settings.limits, settings.lane_block, false);
         for (r, res) in per.into_iter().enumerate() {
             if results[r].failure.is_none() {
                 match res {

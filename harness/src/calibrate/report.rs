@@ -2,7 +2,8 @@
 //! the restarts' initial values drawn from a seed, the fit, and R^2 on the training and
 //! held-out rows at the best restart's parameters.
 
-use super::{evaluate, fit, r_squared, FitResult, Loss, Problem, Settings};
+use super::workers::{Evaluator, Workers};
+use super::{fit, r_squared, FitResult, Loss, Problem, Settings};
 use crate::device::Attach;
 use crate::rng::SplitMix;
 use runtime_cpu::{RegionCounts, Session};
@@ -74,17 +75,24 @@ impl Report {
     }
 }
 
-/// Fits `problem` from `starts` and scores the best restart on the training and held-out rows.
+/// Fits `problem` from `starts` on `threads` worker threads (restarts spread over them; one
+/// when the lanes run as one walk, on the GPU) and scores the best restart on the training
+/// and held-out rows.
 pub fn calibrate<R: Attach>(
     problem: &Problem,
     held: Option<&Problem>,
     starts: &[Vec<f64>],
     settings: &Settings,
     choice: DeviceChoice,
+    threads: usize,
 ) -> Result<Report, String> {
-    let mut session = Session::<R>::new();
-    R::attach(&mut session, choice)?;
-    let fit = fit(&mut session, problem, starts, settings);
+    let threads = if settings.lane_block == 0 { 1 } else { threads };
+    let mut workers = Workers::new(threads, || {
+        let mut s = Session::<R>::new();
+        R::attach(&mut s, choice)?;
+        Ok(s)
+    })?;
+    let fit = fit(&mut workers, problem, starts, settings);
     let best = fit.best.map(|b| fit.restarts[b].params.clone());
     let r2_of = |p: &Problem, mse: f64| match &p.loss {
         Loss::Mse(t) => Some(r_squared(mse, t)),
@@ -95,15 +103,15 @@ pub fn calibrate<R: Attach>(
         _ => None,
     };
     let held = match (held, &best) {
-        (Some(h), Some(p)) => match evaluate(
-            &mut session,
-            h,
-            std::slice::from_ref(p),
-            settings.limits,
-            settings.lane_block,
-            false,
-        )
-        .remove(0)
+        (Some(h), Some(p)) => match workers
+            .evaluate(
+                h,
+                std::slice::from_ref(p),
+                settings.limits,
+                settings.lane_block,
+                false,
+            )
+            .remove(0)
         {
             Ok((loss, _)) => Some((loss, r2_of(h, loss))),
             Err(_) => None,
@@ -114,7 +122,7 @@ pub fn calibrate<R: Attach>(
         fit,
         train_r2,
         held,
-        regions: session.region_counts(),
+        regions: workers.region_counts(),
     })
 }
 

@@ -62,8 +62,9 @@ pub struct CalibrateArgs {
     /// Adam's learning rate.
     #[arg(long, default_value_t = 0.05)]
     pub lr: f64,
-    /// Independent restarts, walked together as lane groups: the first starts at --init, the
-    /// others at --init plus 0.3 max(1, |init|) N(0, 1) drawn from --seed.
+    /// Independent restarts, walked together as lane groups (in jobs of about one lane block,
+    /// spread over --threads): the first starts at --init, the others at --init plus
+    /// 0.3 max(1, |init|) N(0, 1) drawn from --seed.
     #[arg(long, default_value_t = 1)]
     pub restarts: usize,
     /// A box constraint `NAME=LO:HI` (either side may be empty), applied after every step.
@@ -86,6 +87,10 @@ pub struct CalibrateArgs {
     /// Node visits allowed per evaluation.
     #[arg(long, value_name = "N", default_value_t = Limits::default().max_steps)]
     pub max_steps: u64,
+    /// Worker threads the restarts are spread over, in jobs of about one lane block (default:
+    /// every core). The results are the same for any number.
+    #[arg(long)]
+    pub threads: Option<usize>,
     /// `text` or `json`.
     #[arg(long, default_value = "text")]
     pub format: String,
@@ -250,14 +255,12 @@ fn run(args: &CalibrateArgs) -> Result<ExitCode, String> {
         final_loss: true,
         lane_block: device::lane_block(args.device, args.precision == Precision::F32),
     };
+    let threads = args.threads.unwrap_or_else(crate::schedule::cores).max(1);
     let started = Instant::now();
+    let (h, d) = (held.as_ref(), args.device);
     let report = match args.precision {
-        Precision::F64 => {
-            calibrate::<f64>(&problem, held.as_ref(), &starts, &settings, args.device)?
-        }
-        Precision::F32 => {
-            calibrate::<f32>(&problem, held.as_ref(), &starts, &settings, args.device)?
-        }
+        Precision::F64 => calibrate::<f64>(&problem, h, &starts, &settings, d, threads)?,
+        Precision::F32 => calibrate::<f32>(&problem, h, &starts, &settings, d, threads)?,
     };
     let seconds = started.elapsed().as_secs_f64();
     print_report(args, &params, &report, seconds);
