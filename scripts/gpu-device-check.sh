@@ -51,7 +51,9 @@ calibrate() {  # name d restarts steps device
   echo "calibrate $1 (d=$2 restarts=$3 steps=$4 device=$5) rc=$rc wall $(python3 -c "import time; print(f'{time.time() - $t0:.2f}')") s"
   head -c 400 "$out/calibrate-$1.json"; echo
 }
+# Restarts are spread over every core in jobs of 256 lanes, under auto and cpu alike.
 calibrate d8-auto 8 "${CAL_RESTARTS:-4096}" 5 auto
-calibrate d32-auto 32 256 3 auto
-calibrate d32-cpu 32 256 3 cpu
+calibrate d8-cpu 8 "${CAL_RESTARTS:-4096}" 5 cpu
+calibrate d32-auto 32 "${CAL32_RESTARTS:-4096}" 3 auto
+calibrate d32-cpu 32 "${CAL32_RESTARTS:-4096}" 3 cpu
 echo "== done $(date -u)"

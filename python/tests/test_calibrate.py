@@ -82,3 +82,22 @@ def test_program_settings_lbfgs_and_default_parameters():
     r = ndvm.calibrate("(+ (* (- x 3) (- x 3)) 1)", init={"x": 0.0}, optimizer="lbfgs", steps=50)
     assert r["params"]["x"] == pytest.approx(3.0, abs=1e-6)
     assert r["loss"] == pytest.approx(1.0, abs=1e-10)
+
+
+
+def test_restarts_over_any_number_of_threads_give_the_same_fit(tmp_path):
+    def fit(threads):
+        return without_time(ndvm.calibrate(
+            MODEL, data=TASK, target="y", init={"a": 0.5, "b": -0.1, "c": 1.5}, steps=20,
+            restarts=40, seed=3, threads=threads))
+
+    one = fit(1)
+    assert len(one["restarts"]) == 40
+    assert fit(3) == one and fit(None) == one
+    model = tmp_path / "model.scm"
+    model.write_text(MODEL)
+    cli = run_cli(
+        "calibrate", model, "--data", TASK, "--target", "y", "--init", "a=0.5,b=-0.1,c=1.5",
+        "--steps", "20", "--restarts", "40", "--seed", "3", "--threads", "2",
+    )
+    assert without_time(cli) == one
