@@ -2,8 +2,9 @@
 # The GPU check on a machine with a real GPU (the project's H200 device machine): runs binaries
 # built here by scripts/build-device-bins.sh (carried in .devbin/, with the Vulkan loader in .gl/)
 # and writes under $OUT: log.txt (everything), devices.json, tests.txt, gpu-regions.txt (the region
-# path against the CPU over a (B, D) grid), gpu-regions-widths.txt (part of it at each forced
-# number of invocations per lane) and calibrate-*.json (the D-dimensional Kalman example under auto and cpu). Each step
+# path against the CPU over a (B, D) grid), gpu-regions-wg256.txt (the grid in workgroups of 256),
+# gpu-regions-widths.txt (part of it at each forced number of invocations per lane and workgroup
+# size) and calibrate-*.json (the D-dimensional Kalman example under auto and cpu). Each step
 # has a timeout; the whole check stays under 10 minutes. GRID_*, CAL_* override
 # the sizes (a quick run on Mesa's software driver: see REPRODUCE.md).
 set -u
@@ -34,12 +35,20 @@ timeout "${GRID_TIMEOUT:-300}" .devbin/ndvm bench gpu-regions --d "${GRID_D:-2,4
   --lanes "${GRID_LANES:-256,1024,4096,16384}" --samples 3 --sample-ms 50 \
   --max-numbers "${GRID_MAX_NUMBERS:-540000000}" | tee "$out/gpu-regions.txt"
 echo "gpu-regions rc=${PIPESTATUS[0]}"
-echo "== part of it at each lane width (--lane-width W invocations per lane), for comparison"
-for w in ${GRID_WIDTHS:-1 4 16 64}; do
-  timeout "${GRIDW_TIMEOUT:-60}" .devbin/ndvm bench gpu-regions --d "${GRIDW_D:-8,32}" \
-    --lanes "${GRIDW_LANES:-256,4096}" --samples 3 --sample-ms 50 --lane-width "$w" \
-    --max-numbers "${GRID_MAX_NUMBERS:-540000000}" | tee -a "$out/gpu-regions-widths.txt"
-  echo "gpu-regions width $w rc=${PIPESTATUS[0]}"
+echo "== the same grid in workgroups of 256 invocations (more lanes per workgroup)"
+timeout "${GRID_TIMEOUT:-300}" .devbin/ndvm bench gpu-regions --d "${GRID_D:-2,4,8,16,32}" \
+  --lanes "${GRID_LANES:-256,1024,4096,16384}" --samples 3 --sample-ms 50 --workgroup 256 \
+  --max-numbers "${GRID_MAX_NUMBERS:-540000000}" | tee "$out/gpu-regions-wg256.txt"
+echo "gpu-regions workgroup 256 rc=${PIPESTATUS[0]}"
+echo "== part of it at each lane width (--lane-width W invocations per lane) and workgroup size"
+for wg in ${GRID_WORKGROUPS:-64 256}; do
+  for w in ${GRID_WIDTHS:-1 4 16 64}; do
+    timeout "${GRIDW_TIMEOUT:-60}" .devbin/ndvm bench gpu-regions --d "${GRIDW_D:-8,32}" \
+      --lanes "${GRIDW_LANES:-256,4096}" --samples 3 --sample-ms 50 --lane-width "$w" \
+      --workgroup "$wg" --max-numbers "${GRID_MAX_NUMBERS:-540000000}" \
+      | tee -a "$out/gpu-regions-widths.txt"
+    echo "gpu-regions width $w workgroup $wg rc=${PIPESTATUS[0]}"
+  done
 done
 echo "== the D-dimensional Kalman example calibrated by Adam, f32: --device auto against cpu"
 calibrate() {  # name d restarts steps device

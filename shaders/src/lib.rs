@@ -64,7 +64,7 @@ pub const REGION_FORWARD: Shader = Shader {
     path: "wgsl/region.wgsl",
     source: include_str!("../wgsl/region.wgsl"),
     entry_point: "forward",
-    overrides: &[],
+    overrides: &[("WG", 64.0)],
 };
 
 /// The region interpreter's reverse pass (`wgsl/region.wgsl`, entry `reverse`): records

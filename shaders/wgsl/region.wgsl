@@ -1,6 +1,6 @@
 // The region interpreter: a slice of a region's op records over the data arena, forward
 // (`forward`) or backwards through the adjoints (`reverse`). Each lane has `P.width`
-// invocations (a power of two dividing the workgroup's 64) that share its ops: the element
+// invocations (a power of two up to 64, dividing the workgroup's WG) that share its ops: the element
 // loops of elementwise ops, select, extract, pack and the products (matvec, matmul, transpose,
 // outer) are spread over them (element e on invocation e % width), and the rest (reductions,
 // factorisations, a pack's adjoint) run on the lane's first invocation. With more than one
@@ -23,6 +23,9 @@ struct Params {
     width: u32,
     pad1: u32,
 }
+
+// Invocations per workgroup: a power of two from 64 (the most invocations per lane) to 1024.
+override WG: u32 = 64u;
 
 const SW: u32 = 6u;   // words per slot
 const OW: u32 = 8u;   // words per op
@@ -663,18 +666,18 @@ fn reverse_op(i: u32) {
     // whole adjoint arena before a reverse pass.
 }
 
-// The lane and place of this invocation: `P.width` invocations per lane, so 64 / width lanes
+// The lane and place of this invocation: `P.width` invocations per lane, so WG / width lanes
 // per workgroup (workgroups over a 2-D grid). Neighbouring invocations take neighbouring lanes,
 // whose numbers are neighbours in memory (element e of lane l at offset + e * lanes + l).
 fn place(li: u32, wg: vec3<u32>, nwg: vec3<u32>) {
     TW = P.width;
-    let per_group = 64u / TW;
+    let per_group = WG / TW;
     TK = li / per_group;
     lane = (wg.x + wg.y * nwg.x) * per_group + li % per_group;
 }
 
 // One invocation per lane (`P.width` = 1): no barrier, which a software driver runs faster.
-@compute @workgroup_size(64)
+@compute @workgroup_size(WG)
 fn forward(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wg: vec3<u32>,
            @builtin(num_workgroups) nwg: vec3<u32>) {
     place(li, wg, nwg);
@@ -689,7 +692,7 @@ fn forward(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wg: 
     progress[lane] = i;
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WG)
 fn reverse(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wg: vec3<u32>,
            @builtin(num_workgroups) nwg: vec3<u32>) {
     place(li, wg, nwg);
@@ -704,7 +707,7 @@ fn reverse(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wg: 
 }
 
 // `P.width` > 1 invocations per lane share its ops, with a barrier after each.
-@compute @workgroup_size(64)
+@compute @workgroup_size(WG)
 fn forward_shared(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wg: vec3<u32>,
                   @builtin(num_workgroups) nwg: vec3<u32>) {
     place(li, wg, nwg);
@@ -721,7 +724,7 @@ fn forward_shared(@builtin(local_invocation_index) li: u32, @builtin(workgroup_i
     if live && TK == 0u { progress[lane] = i; }
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WG)
 fn reverse_shared(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wg: vec3<u32>,
                   @builtin(num_workgroups) nwg: vec3<u32>) {
     place(li, wg, nwg);

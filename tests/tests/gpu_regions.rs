@@ -306,19 +306,22 @@ fn every_lane_width_agrees_across_devices() {
         return;
     };
     // A lane's ops shared by 4 and 64 invocations (a hardware adapter picks the width from
-    // the lane count; a software driver mostly runs one invocation per lane). 19 lanes leave
-    // the last workgroup part empty at width 4 (16 lanes a workgroup).
+    // the lane count; a software driver mostly runs one invocation per lane), in workgroups
+    // of 64 and 256 invocations. 19 lanes leave the last workgroup part empty at width 4 (16
+    // lanes a workgroup of 64, 64 lanes one of 256).
     let mut bad = Vec::new();
-    for width in [4, 64] {
+    for (width, workgroup) in [(4, 64), (64, 64), (1, 256), (4, 256), (64, 256)] {
         let mut gpu = Session::<f32>::new();
         gpu.set_device(Some(Box::new(
-            GpuRegions::new(Arc::clone(&ctx), RegionPolicy::Always).with_lane_width(width),
+            GpuRegions::new(Arc::clone(&ctx), RegionPolicy::Always)
+                .with_lane_width(width)
+                .with_workgroup(workgroup),
         )));
         for (name, src, inputs, uniform) in &wide_cases() {
             let program = Program::parse(src).expect("parses");
             let grad: Vec<String> = inputs.iter().map(|i| i.0.clone()).collect();
             let b = lanes(inputs, uniform, 19, 600 + u64::from(width));
-            let name = format!("{name} width {width}");
+            let name = format!("{name} width {width} workgroup {workgroup}");
             bad.extend(compare(&name, &program, &b, &grad, &mut gpu));
         }
     }

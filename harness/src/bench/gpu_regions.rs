@@ -40,6 +40,8 @@ pub struct Config {
     pub max_numbers: u64,
     /// Invocations per lane on the GPU; `None` lets the device choose.
     pub lane_width: Option<u32>,
+    /// Invocations per workgroup on the GPU; `None` for the default (64).
+    pub workgroup: Option<u32>,
 }
 
 /// One (B, D) point.
@@ -213,6 +215,9 @@ fn point(
     if let Some(w) = cfg.lane_width {
         device = device.with_lane_width(w);
     }
+    if let Some(n) = cfg.workgroup {
+        device = device.with_workgroup(n);
+    }
     let traffic = device.traffic();
     gpu.set_device(Some(Box::new(device)));
     let before = gpu.region_counts();
@@ -282,8 +287,13 @@ fn point(
 /// also uploads the region tables); W is the most invocations per lane a region ran with;
 /// `syncs` the host's waits for the device per evaluation, and `wait ms` their length in one
 /// warm evaluation (the device's run and the copies back; the rest of `gpu ms` is host work).
-pub fn print_header(threads: usize) {
-    println!("GPU region path vs CPU ({threads} threads), Kalman NLL value + gradient, f32");
+pub fn print_header(cfg: &Config) {
+    let wg = cfg.workgroup.unwrap_or(runtime_gpu::region::WORKGROUP);
+    println!(
+        "GPU region path vs CPU ({} threads), Kalman NLL value + gradient, f32, workgroups of \
+         {wg} invocations",
+        cfg.threads
+    );
     println!(
         "{:>4} {:>7} {:>11} {:>11} {:>9} {:>12} {:>9} {:>9} {:>6} {:>3} {:>5} {:>10}  where",
         "D",

@@ -90,6 +90,9 @@ pub struct GpuRegionsArgs {
     /// device choose from the lane count.
     #[arg(long, default_value_t = 0)]
     pub lane_width: u32,
+    /// Invocations per workgroup on the GPU (a power of two from 64 to 1024); 0 for 64.
+    #[arg(long, default_value_t = 0)]
+    pub workgroup: u32,
     /// `text` or `json`.
     #[arg(long, default_value = "text")]
     pub format: String,
@@ -113,10 +116,11 @@ fn gpu_regions_cmd(a: GpuRegionsArgs) -> ExitCode {
         samples: a.samples,
         max_numbers: a.max_numbers,
         lane_width: (a.lane_width > 0).then_some(a.lane_width),
+        workgroup: (a.workgroup > 0).then_some(a.workgroup),
     };
     let text = a.format == "text";
     if text {
-        gpu_regions::print_header(cfg.threads);
+        gpu_regions::print_header(&cfg);
     }
     let report = gpu_regions::run(&cfg, |row| {
         if text {

@@ -2,7 +2,7 @@
 //! chunks of records, forward or backwards), and the read-backs with the lanes' progress
 //! counters.
 
-use super::{GpuRegions, RegionPlan, WORKGROUP};
+use super::{GpuRegions, RegionPlan};
 use crate::context::GpuContext;
 use crate::error::GpuError;
 use crate::pipelines::{dynamic_uniform_entry, storage_entry, CachedPipeline};
@@ -133,7 +133,9 @@ impl GpuRegions {
             storage_entry(6, false),
             storage_entry(7, false),
         ];
-        self.ctx.pipelines.get(&self.ctx, shader, &[], &entries)
+        self.ctx
+            .pipelines
+            .get(&self.ctx, shader, &[("WG", self.workgroup)], &entries)
     }
 
     /// Uploads the region's tables and the `upload` ranges of `data`; returns the chunk plan.
@@ -241,7 +243,7 @@ impl GpuRegions {
         let ctx = Arc::clone(&self.ctx);
         let max_groups = ctx.limits().max_workgroups_per_dimension.max(1);
         let invocations = u64::from(region.lanes) * u64::from(plan.width.max(1));
-        let groups = invocations.div_ceil(u64::from(WORKGROUP));
+        let groups = invocations.div_ceil(u64::from(self.workgroup));
         if groups > u64::from(max_groups) * u64::from(max_groups) || invocations >= 1 << 32 {
             return Err(GpuError::Unsupported(format!(
                 "{invocations} invocations exceed one dispatch"

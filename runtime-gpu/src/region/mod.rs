@@ -39,7 +39,8 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-/// Invocations per workgroup (the shader's `@workgroup_size`).
+/// Invocations per workgroup (the shader's `WG`) unless [`GpuRegions::with_workgroup`] sets
+/// more.
 pub const WORKGROUP: u32 = 64;
 /// The largest matrix the interpreter factors (its private arrays hold 8 x 8).
 pub const MAX_FACTOR: usize = 8;
@@ -70,6 +71,8 @@ pub struct GpuRegions {
     budget: u64,
     /// Invocations per lane, when set (tests); else [`lane_width`] chooses per region.
     width: Option<u32>,
+    /// Invocations per workgroup.
+    pub(crate) workgroup: u32,
     software: bool,
     /// Why the region just taken under [`RegionPolicy::Always`] cannot run here.
     refused: Option<GpuError>,
@@ -153,6 +156,7 @@ impl GpuRegions {
             policy,
             budget,
             width: None,
+            workgroup: WORKGROUP,
             software,
             refused: None,
             data: Grow::default(),
@@ -183,6 +187,23 @@ impl GpuRegions {
     /// [`MAX_LANE_WIDTH`]; tests use it to run each width on every adapter).
     pub fn with_lane_width(mut self, width: u32) -> Self {
         self.width = Some(width.clamp(1, MAX_LANE_WIDTH).next_power_of_two());
+        self
+    }
+
+    /// Sets the invocations per workgroup (a power of two from [`WORKGROUP`] to 1024, and no
+    /// more than the adapter allows): more lanes share a workgroup, so more of a warp's loads
+    /// fall on neighbouring lanes, and fewer workgroups spread over the device.
+    pub fn with_workgroup(mut self, invocations: u32) -> Self {
+        let most = self
+            .ctx
+            .limits()
+            .max_invocations_per_workgroup
+            .min(self.ctx.limits().max_workgroup_size_x)
+            .clamp(WORKGROUP, 1024);
+        self.workgroup = invocations
+            .clamp(WORKGROUP, most)
+            .next_power_of_two()
+            .min(most);
         self
     }
 
@@ -225,13 +246,13 @@ impl GpuRegions {
             )));
         }
         let groups =
-            (stats.lanes as u64 * u64::from(MAX_LANE_WIDTH)).div_ceil(u64::from(WORKGROUP));
+            (stats.lanes as u64 * u64::from(MAX_LANE_WIDTH)).div_ceil(u64::from(self.workgroup));
         let most = u64::from(limits.max_workgroups_per_dimension).pow(2);
         if groups > most {
             return Err(GpuError::Unsupported(format!(
                 "{} lanes in one walk exceed one dispatch ({} at most)",
                 stats.lanes,
-                most * u64::from(WORKGROUP) / u64::from(MAX_LANE_WIDTH)
+                most * u64::from(self.workgroup) / u64::from(MAX_LANE_WIDTH)
             )));
         }
         let binding = limits
