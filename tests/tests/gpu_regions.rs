@@ -515,3 +515,39 @@ fn regression_a_long_broadcast_or_outer_op_is_not_refused() {
     }
     report(bad);
 }
+
+#[test]
+fn sessions_on_several_threads_share_the_device() {
+    let Some(ctx) = gpu_or_skip("sessions_on_several_threads_share_the_device") else {
+        return;
+    };
+    // A calibration under auto gives each worker thread its own session and region device on
+    // the one context: their regions are submitted and read back at the same time.
+    let [(name, src, inputs, uniform), _] = wide_cases();
+    let program = Program::parse(&src).expect("parses");
+    let grad: Vec<String> = inputs.iter().map(|i| i.0.clone()).collect();
+    let bad: Vec<String> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..4u64)
+            .map(|t| {
+                let (ctx, program, grad) = (Arc::clone(&ctx), &program, &grad);
+                let (inputs, uniform, name) = (&inputs, &uniform, &name);
+                s.spawn(move || {
+                    let mut gpu = gpu_session(&ctx);
+                    let mut bad = Vec::new();
+                    for round in 0..3 {
+                        let b = lanes(inputs, uniform, 33, 700 + 10 * t + round);
+                        let name = format!("{name} thread {t} round {round}");
+                        bad.extend(compare(&name, program, &b, grad, &mut gpu));
+                    }
+                    assert!(gpu.region_counts().device_regions >= 3);
+                    bad
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().expect("no worker panicked"))
+            .collect()
+    });
+    report(bad);
+}
