@@ -137,3 +137,25 @@ fn any_thread_count_gives_the_same_fit() {
         assert_eq!(run(threads), one, "--threads {threads}");
     }
 }
+
+#[test]
+fn data_with_every_row_held_out_is_a_usage_error() {
+    let dir = std::env::temp_dir();
+    let csv = dir.join(format!("ndvm-allheld-{}.csv", std::process::id()));
+    std::fs::write(&csv, "x,y,split\n0,1,holdout\n1,2,holdout\n").unwrap();
+    let model = dir.join(format!("ndvm-allheld-{}.scm", std::process::id()));
+    std::fs::write(&model, "(* a x)").unwrap();
+    let out = ndvm(&[
+        "calibrate",
+        model.to_str().unwrap(),
+        "--data",
+        csv.to_str().unwrap(),
+        "--target",
+        "y",
+        "--restarts",
+        "3",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("every data row is held out"), "{err}");
+}

@@ -183,7 +183,16 @@ fn synthetic(lanes: u32, ops: u32) -> (Region, Vec<f32>) {
 fn measure(ctx: &Arc<GpuContext>) -> Result<Measured, GpuError> {
     let d = ctx.dispatch_costs()?;
     let mut probes = Vec::new();
+    let limits = ctx.limits();
+    let binding = limits
+        .max_storage_buffer_binding_size
+        .min(limits.max_buffer_size);
     for (lanes, ops) in SIZES {
+        // A probe the adapter cannot hold ends the measurement at the one before it.
+        let numbers = (u64::from(ops) + 2) * u64::from(lanes);
+        if !probes.is_empty() && numbers * 4 > binding {
+            break;
+        }
         let (region, data) = synthetic(lanes, ops);
         let mut dev = GpuRegions::new(Arc::clone(ctx), RegionPolicy::Always);
         let masks = MaskBits::default();
@@ -218,7 +227,7 @@ fn measure(ctx: &Arc<GpuContext>) -> Result<Measured, GpuError> {
         upload_gib_per_s: d.upload_gib_per_s,
         download_gib_per_s: d.download_gib_per_s,
         device_ns_per_work: (last.device_seconds * 1e9 / work(&last)).max(1e-6),
-        device_step_ns: first.device_seconds * 1e9 / f64::from(first.ops),
+        device_step_ns: (first.device_seconds * 1e9 / f64::from(first.ops)).max(1e-6),
         cpu_ns_per_work: (last.cpu_seconds * 1e9 / work(&last)).max(1e-6),
     };
     log::info!("ndvm GPU: measured region costs {costs:?} from {probes:?}");

@@ -125,7 +125,7 @@ fn numbers(out: &Outcome) -> Vec<f64> {
 /// An upper bound on the numbers one lane's walk keeps in the data arena (the same again
 /// goes to the adjoints): per step about five D x D matrices and a few vectors, kept for the
 /// gradient. One walk counted 5,400, 34,044 and 440,220 at D = 2, 8 and 32; this gives
-/// 6,400, 40,000 and 519,200.
+/// 5,920, 39,520 and 519,520.
 fn arena_per_lane(d: usize) -> u64 {
     let d = d as u64;
     80 * (6 * d * d + 10 * d + 30)

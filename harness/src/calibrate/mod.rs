@@ -25,6 +25,7 @@ use lbfgs::{Lbfgs, LbfgsSettings};
 use runtime_cpu::{
     Binding, Bindings, GradSpec, Limits, Outcome, Program, Real, RunOptions, Session, Shape,
 };
+use std::ops::Range;
 use workers::Evaluator;
 
 /// What is minimised.
@@ -113,42 +114,119 @@ pub struct FitResult {
 /// Loss and gradient per restart from one evaluation over all restarts.
 pub type PerRestart = Vec<Result<(f64, Vec<f64>), String>>;
 
-/// Binds the problem's inputs for restarts whose parameters are `p` (one vector per restart).
+/// Binds the problem's inputs for restarts whose parameters are `p` (one vector per restart):
+/// every lane, the parameters the same on every lane when there is one restart.
 fn bindings(problem: &Problem, p: &[Vec<f64>]) -> Bindings {
-    let restarts = p.len();
-    let n = problem.rows();
+    lane_bindings(problem, p, 0..p.len() * problem.rows(), p.len() == 1)
+}
+
+/// Binds lanes `lanes` of the restarts `p` (lane `r * N + i` is data row `i` of restart `r`):
+/// the data per lane, the parameters per lane or (`uniform`, one restart) once.
+fn lane_bindings(
+    problem: &Problem,
+    p: &[Vec<f64>],
+    lanes: Range<usize>,
+    uniform: bool,
+) -> Bindings {
+    let n = problem.rows().max(1);
+    let per_lane = |f: &dyn Fn(usize) -> f64| Binding::Lanes {
+        shape: Shape::Scalar,
+        data: lanes.clone().map(f).collect(),
+    };
     let mut b = problem.fixed.clone();
     for (name, col) in &problem.data {
-        let data: Vec<f64> = (0..restarts).flat_map(|_| col.iter().copied()).collect();
         b = b
-            .set(
-                name,
-                Binding::Lanes {
-                    shape: Shape::Scalar,
-                    data,
-                },
-            )
+            .set(name, per_lane(&|l| col[l % n]))
             .expect("equal lane counts");
     }
     for (k, name) in problem.params.iter().enumerate() {
-        if restarts == 1 {
-            b = b.scalar(name, p[0][k]);
+        b = if uniform {
+            b.scalar(name, p[0][k])
         } else {
-            let data: Vec<f64> = (0..restarts)
-                .flat_map(|r| std::iter::repeat_n(p[r][k], n))
-                .collect();
-            b = b
-                .set(
-                    name,
-                    Binding::Lanes {
-                        shape: Shape::Scalar,
-                        data,
-                    },
-                )
-                .expect("equal lane counts");
-        }
+            b.set(name, per_lane(&|l| p[l / n][k]))
+                .expect("equal lane counts")
+        };
     }
     b
+}
+
+/// One evaluation's results lane by lane: each lane's value (or why it has none) and, per
+/// parameter, each lane's gradient.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct LaneResults {
+    values: Vec<Result<f64, String>>,
+    grads: Vec<Vec<f64>>,
+}
+
+impl LaneResults {
+    fn of(problem: &Problem, out: &Outcome, with_grad: bool) -> Self {
+        let values = out
+            .values
+            .iter()
+            .map(|v| match v {
+                Ok(v) => v
+                    .as_number()
+                    .ok_or_else(|| format!("the model's value is {}, not a number", v.to_scheme())),
+                Err(e) => Err(e.to_string()),
+            })
+            .collect();
+        let grads = if with_grad {
+            let grad = |name: &String| {
+                let g = out.grad(name).expect("every parameter is differentiated");
+                g.per_lane.clone()
+            };
+            problem.params.iter().map(grad).collect()
+        } else {
+            Vec::new()
+        };
+        LaneResults { values, grads }
+    }
+
+    /// Appends the next lanes' results.
+    pub(crate) fn extend(&mut self, next: LaneResults) {
+        self.values.extend(next.values);
+        if self.grads.is_empty() {
+            self.grads = next.grads;
+        } else {
+            for (g, more) in self.grads.iter_mut().zip(next.grads) {
+                g.extend(more);
+            }
+        }
+    }
+}
+
+fn options(problem: &Problem, limits: Limits, lane_block: usize, with_grad: bool) -> RunOptions {
+    RunOptions {
+        grad: if with_grad {
+            GradSpec::Some(problem.params.clone())
+        } else {
+            GradSpec::None
+        },
+        limits,
+        lane_block,
+        ..Default::default()
+    }
+}
+
+/// Evaluates lanes `lanes` of the restarts `p` (see [`lane_bindings`]).
+pub(crate) fn evaluate_lanes<R: Real>(
+    session: &mut Session<R>,
+    problem: &Problem,
+    p: &[Vec<f64>],
+    lanes: Range<usize>,
+    limits: Limits,
+    lane_block: usize,
+    with_grad: bool,
+) -> LaneResults {
+    let b = lane_bindings(problem, p, lanes.clone(), false);
+    let opts = options(problem, limits, lane_block, with_grad);
+    match session.evaluate(&problem.program, &b, &opts) {
+        Ok(out) => LaneResults::of(problem, out, with_grad),
+        Err(e) => LaneResults {
+            values: vec![Err(e.to_string()); lanes.len()],
+            grads: vec![vec![f64::NAN; lanes.len()]; problem.params.len()],
+        },
+    }
 }
 
 /// Evaluates loss and gradient of every restart.
@@ -160,28 +238,29 @@ pub fn evaluate<R: Real>(
     lane_block: usize,
     with_grad: bool,
 ) -> PerRestart {
-    let options = RunOptions {
-        grad: if with_grad {
-            GradSpec::Some(problem.params.clone())
-        } else {
-            GradSpec::None
-        },
-        limits,
-        lane_block,
-        ..Default::default()
-    };
-    let out = match session.evaluate(&problem.program, &bindings(problem, p), &options) {
-        Ok(o) => o,
+    let opts = options(problem, limits, lane_block, with_grad);
+    let all = match session.evaluate(&problem.program, &bindings(problem, p), &opts) {
+        Ok(out) => LaneResults::of(problem, out, with_grad),
         Err(e) => return vec![Err(e.to_string()); p.len()],
     };
-    (0..p.len())
-        .map(|r| restart_loss(problem, out, r, with_grad))
+    losses(problem, &all, p.len(), with_grad)
+}
+
+/// Each restart's loss and gradient from its lanes' results.
+pub(crate) fn losses(
+    problem: &Problem,
+    lanes: &LaneResults,
+    restarts: usize,
+    with_grad: bool,
+) -> PerRestart {
+    (0..restarts)
+        .map(|r| restart_loss(problem, lanes, r, with_grad))
         .collect()
 }
 
 fn restart_loss(
     problem: &Problem,
-    out: &Outcome,
+    lanes: &LaneResults,
     r: usize,
     with_grad: bool,
 ) -> Result<(f64, Vec<f64>), String> {
@@ -189,13 +268,7 @@ fn restart_loss(
     let mut loss = 0.0;
     let mut weights = Vec::with_capacity(n);
     for i in 0..n {
-        let lane = r * n + i;
-        let y = match &out.values[lane] {
-            Ok(v) => v
-                .as_number()
-                .ok_or_else(|| format!("the model's value is {}, not a number", v.to_scheme()))?,
-            Err(e) => return Err(e.to_string()),
-        };
+        let y = lanes.values[r * n + i].clone()?;
         match &problem.loss {
             Loss::Mse(t) => {
                 let d = y - t[i];
@@ -213,9 +286,8 @@ fn restart_loss(
     }
     let mut grad = vec![0.0; problem.params.len()];
     if with_grad {
-        for (k, name) in problem.params.iter().enumerate() {
-            let g = out.grad(name).expect("every parameter is differentiated");
-            grad[k] = (0..n).map(|i| weights[i] * g.per_lane[r * n + i]).sum();
+        for (k, g) in lanes.grads.iter().enumerate() {
+            grad[k] = (0..n).map(|i| weights[i] * g[r * n + i]).sum();
         }
     }
     Ok((loss, grad))

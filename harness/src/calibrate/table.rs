@@ -4,6 +4,10 @@
 use anyhow::{bail, Context, Result};
 use std::path::Path;
 
+/// Why a fit whose data rows are all held out cannot run.
+pub const NOTHING_TO_FIT: &str =
+    "every data row is held out (split = holdout): no training rows to fit";
+
 /// A data table: named numeric columns of equal length, and the split of each row.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Table {

@@ -1,12 +1,15 @@
 //! Restarts spread over worker threads. A calibration's restarts are independent, so
-//! [`Workers`] cuts them into jobs of whole restarts (about one lane block each) and runs the
-//! jobs on several sessions at once. The cut depends only on the lane block and the data rows,
-//! never on the thread count, so any number of threads gives the same bytes.
+//! [`Workers`] runs the lane blocks one walk of every restart would make (restart-major lanes,
+//! [`super::Problem`]'s layout) as jobs on several sessions at once, and puts their lanes back
+//! in order. The blocks depend only on the lane block and the lanes, never on the thread
+//! count, so any number of threads gives the same bytes, the same as one walk of every lane.
+//! (Under `--device auto`, a GPU that fails mid-run leaves each session on the CPU from then
+//! on; which blocks ran on the GPU before that depends on timing.)
 
-use super::{evaluate, PerRestart, Problem};
+use super::{evaluate, evaluate_lanes, losses, LaneResults, PerRestart, Problem};
 use crate::schedule::{self, Stop};
 use runtime_cpu::{Limits, Real, RegionCounts, Session};
-use std::sync::Mutex;
+use std::sync::{Mutex, TryLockError};
 
 /// Something that evaluates loss and gradient for a set of restarts: one session, or
 /// [`Workers`].
@@ -88,10 +91,10 @@ impl<R: Real> Evaluator for Workers<R> {
         lane_block: usize,
         with_grad: bool,
     ) -> PerRestart {
-        let per_job = (lane_block / problem.rows()).max(1);
-        let jobs = p.len().div_ceil(per_job);
-        if lane_block == 0 || jobs <= 1 {
-            // One walk of every lane (the GPU), or a single job.
+        let lanes = p.len() * problem.rows();
+        if lane_block == 0 || p.len() <= 1 || lanes <= lane_block {
+            // One walk of every lane (the GPU), one restart (its parameters bound once), or
+            // a single block.
             return evaluate(
                 session(&mut self.sessions[0]),
                 problem,
@@ -101,6 +104,8 @@ impl<R: Real> Evaluator for Workers<R> {
                 with_grad,
             );
         }
+        // A job is one lane block, the blocks one walk of every lane would make.
+        let jobs = lanes.div_ceil(lane_block);
         let sessions = &self.sessions;
         let parts = schedule::run(
             sessions.len().min(jobs),
@@ -112,15 +117,55 @@ impl<R: Real> Evaluator for Workers<R> {
             || {
                 sessions
                     .iter()
-                    .find_map(|s| s.try_lock().ok())
+                    .find_map(|s| match s.try_lock() {
+                        Ok(g) => Some(g),
+                        Err(TryLockError::Poisoned(p)) => Some(p.into_inner()),
+                        Err(TryLockError::WouldBlock) => None,
+                    })
                     .expect("a session for every worker")
             },
             |s, j| {
-                let mine = &p[j * per_job..((j + 1) * per_job).min(p.len())];
-                evaluate(&mut **s, problem, mine, limits, lane_block, with_grad)
+                let mine = j * lane_block..((j + 1) * lane_block).min(lanes);
+                evaluate_lanes(&mut **s, problem, p, mine, limits, lane_block, with_grad)
             },
             |_, _| {},
         );
-        parts.into_iter().flatten().collect()
+        let mut all = LaneResults::default();
+        for part in parts {
+            all.extend(part);
+        }
+        losses(problem, &all, p.len(), with_grad)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::calibrate::Loss;
+    use runtime_cpu::{Bindings, Program};
+
+    #[test]
+    fn workers_give_the_lanes_of_one_walk_in_order() {
+        // 37 rows: restarts straddle the 256-lane blocks; b < 0 fails a restart (log).
+        let problem = Problem {
+            program: Program::parse("(* a (log (* b (+ x 1.0))))").unwrap(),
+            fixed: Bindings::new(),
+            data: vec![("x".into(), (0..37).map(|i| f64::from(i) * 0.1).collect())],
+            params: vec!["a".into(), "b".into()],
+            loss: Loss::Value,
+        };
+        let p: Vec<Vec<f64>> = (0..40)
+            .map(|r| vec![0.5 + 0.01 * f64::from(r), f64::from(r % 7) - 1.5])
+            .collect();
+        let limits = Limits::default();
+        let one = evaluate(&mut Session::<f64>::new(), &problem, &p, limits, 256, true);
+        assert!(one.iter().any(Result::is_err) && one.iter().any(Result::is_ok));
+        for threads in [1, 3] {
+            let mut w = Workers::new(threads, || Ok(Session::<f64>::new())).unwrap();
+            for _ in 0..2 {
+                assert_eq!(w.evaluate(&problem, &p, limits, 256, true), one);
+            }
+            assert_eq!(w.evaluate(&problem, &p, limits, 256, false).len(), 40);
+        }
     }
 }

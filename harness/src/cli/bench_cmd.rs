@@ -104,6 +104,14 @@ fn gpu_regions_cmd(a: GpuRegionsArgs) -> ExitCode {
         eprintln!("error: unknown format `{}` (use text or json)", a.format);
         return ExitCode::from(2);
     }
+    let power =
+        |n: u32, lo: u32, hi: u32| n == 0 || (n.is_power_of_two() && (lo..=hi).contains(&n));
+    if !power(a.workgroup, 64, 1024) || !power(a.lane_width, 1, 64) {
+        eprintln!(
+            "error: --workgroup takes a power of two from 64 to 1024, --lane-width one from 1 to 64"
+        );
+        return ExitCode::from(2);
+    }
     if a.dims.iter().any(|&d| d < 2) || a.lanes.contains(&0) {
         eprintln!("error: --d needs dimensions of at least 2 and --lanes counts of at least 1");
         return ExitCode::from(2);

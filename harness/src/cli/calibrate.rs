@@ -62,8 +62,8 @@ pub struct CalibrateArgs {
     /// Adam's learning rate.
     #[arg(long, default_value_t = 0.05)]
     pub lr: f64,
-    /// Independent restarts, walked together as lane groups (in jobs of about one lane block,
-    /// spread over --threads): the first starts at --init, the others at --init plus
+    /// Independent restarts, walked together as lane groups (their lane blocks spread over
+    /// --threads): the first starts at --init, the others at --init plus
     /// 0.3 max(1, |init|) N(0, 1) drawn from --seed.
     #[arg(long, default_value_t = 1)]
     pub restarts: usize,
@@ -87,8 +87,9 @@ pub struct CalibrateArgs {
     /// Node visits allowed per evaluation.
     #[arg(long, value_name = "N", default_value_t = Limits::default().max_steps)]
     pub max_steps: u64,
-    /// Worker threads the restarts are spread over, in jobs of about one lane block (default:
-    /// every core). The results are the same for any number.
+    /// Worker threads the restarts are spread over, one lane block a job (default: every
+    /// core). The results are the same for any number. L-BFGS fits its restarts one after
+    /// another, so it uses one.
     #[arg(long)]
     pub threads: Option<usize>,
     /// `text` or `json`.
@@ -146,6 +147,9 @@ fn run(args: &CalibrateArgs) -> Result<ExitCode, String> {
         None => None,
     };
     let train = table.as_ref().map(|t| t.rows(false));
+    if train.as_ref().is_some_and(|t| t.len() == 0) {
+        return Err(crate::calibrate::table::NOTHING_TO_FIT.into());
+    }
     let hold = table
         .as_ref()
         .filter(|t| t.has_holdout())

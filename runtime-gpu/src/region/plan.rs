@@ -113,7 +113,8 @@ pub const FILL_INVOCATIONS: u32 = 65_536;
 /// Loop visits an invocation may make for one op on a software driver before the op's
 /// elements are shared by more invocations of its lane.
 pub const SOFTWARE_OP_VISITS: u64 = 16_384;
-/// The most invocations per lane: one workgroup.
+/// The most invocations per lane (a lane's invocations are in one workgroup, of at least this
+/// many).
 pub const MAX_LANE_WIDTH: u32 = shared_ir::region::MAX_LANE_WIDTH as u32;
 
 impl RegionPlan {
