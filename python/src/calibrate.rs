@@ -143,7 +143,7 @@ pub fn calibrate<'py>(
     }
     let table = data.map(|d| table(py, d)).transpose()?;
     let train = table.as_ref().map(|t| t.rows(false));
-    if train.as_ref().is_some_and(|t| t.len() == 0) {
+    if train.as_ref().is_some_and(|t| t.is_empty()) {
         return Err(value_error(NOTHING_TO_FIT));
     }
     let hold = table
