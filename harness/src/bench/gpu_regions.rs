@@ -69,10 +69,10 @@ pub struct Row {
     pub lane_width: Option<u64>,
     /// Round trips per evaluation: the host waited for the device and read numbers back.
     pub syncs: Option<u64>,
-    /// Milliseconds of one warm evaluation the host spent in those waits (the device running
-    /// what was submitted, and the copies back); the rest of `gpu_ms` is the host's walk,
+    /// The share of one warm evaluation's time the host spent in those waits (the device
+    /// running what was submitted, and the copies back); the rest is the host's walk,
     /// encoding and uploads.
-    pub wait_ms: Option<f64>,
+    pub wait_share: Option<f64>,
     /// Where the regions ran, or why the point was skipped.
     pub note: String,
 }
@@ -160,7 +160,7 @@ pub fn run(cfg: &Config, mut on_row: impl FnMut(&Row)) -> Result<Report, String>
                     dispatches: None,
                     lane_width: None,
                     syncs: None,
-                    wait_ms: None,
+                    wait_share: None,
                     note: format!("skipped: about {numbers_needed} numbers per walk"),
                 });
             } else {
@@ -244,7 +244,7 @@ fn point(
             dispatches,
             lane_width,
             syncs,
-            wait_ms: None,
+            wait_share: None,
             note: format!("GPU failed: {e}"),
         };
     }
@@ -260,8 +260,10 @@ fn point(
         std::hint::black_box(gpu.run(program, &all, &options(0)).expect("bound"));
     });
     let waited = traffic.waited_seconds();
+    let t = std::time::Instant::now();
     std::hint::black_box(gpu.run(program, &all, &options(0)).expect("bound"));
-    let wait_ms = Some((traffic.waited_seconds() - waited) * 1e3);
+    let wall = t.elapsed().as_secs_f64();
+    let wait_share = Some((traffic.waited_seconds() - waited) / wall.max(1e-12));
     Row {
         d,
         lanes,
@@ -274,7 +276,7 @@ fn point(
         dispatches,
         lane_width,
         syncs,
-        wait_ms,
+        wait_share,
         note: if on_gpu {
             "regions on the GPU".into()
         } else {
@@ -285,8 +287,8 @@ fn point(
 
 /// The table's header. The traffic columns are those of one evaluation (the first, which
 /// also uploads the region tables); W is the most invocations per lane a region ran with;
-/// `syncs` the host's waits for the device per evaluation, and `wait ms` their length in one
-/// warm evaluation (the device's run and the copies back; the rest of `gpu ms` is host work).
+/// `syncs` the host's waits for the device per evaluation, and `wait %` their share of one
+/// warm evaluation (the device's run and the copies back; the rest is host work).
 pub fn print_header(cfg: &Config) {
     let wg = cfg.workgroup.unwrap_or(runtime_gpu::region::WORKGROUP);
     println!(
@@ -295,7 +297,7 @@ pub fn print_header(cfg: &Config) {
         cfg.threads
     );
     println!(
-        "{:>4} {:>7} {:>11} {:>11} {:>9} {:>12} {:>9} {:>9} {:>6} {:>3} {:>5} {:>10}  where",
+        "{:>4} {:>7} {:>11} {:>11} {:>9} {:>12} {:>9} {:>9} {:>6} {:>3} {:>5} {:>6}  where",
         "D",
         "lanes",
         "cpu ms",
@@ -307,7 +309,7 @@ pub fn print_header(cfg: &Config) {
         "disp",
         "W",
         "syncs",
-        "wait ms"
+        "wait %"
     );
 }
 
@@ -315,7 +317,7 @@ pub fn print_header(cfg: &Config) {
 pub fn print_row(row: &Row) {
     let f = |x: Option<f64>, p: usize| x.map_or("-".to_string(), |v| format!("{v:.p$}"));
     println!(
-        "{:>4} {:>7} {:>11} {:>11} {:>9} {:>12} {:>9} {:>9} {:>6} {:>3} {:>5} {:>10}  {}",
+        "{:>4} {:>7} {:>11} {:>11} {:>9} {:>12} {:>9} {:>9} {:>6} {:>3} {:>5} {:>6}  {}",
         row.d,
         row.lanes,
         f(row.cpu_ms, 3),
@@ -327,7 +329,7 @@ pub fn print_row(row: &Row) {
         row.dispatches.map_or("-".into(), |n| n.to_string()),
         row.lane_width.map_or("-".into(), |n| n.to_string()),
         row.syncs.map_or("-".into(), |n| n.to_string()),
-        f(row.wait_ms, 3),
+        f(row.wait_share.map(|x| x * 100.0), 1),
         row.note
     );
 }
