@@ -27,6 +27,34 @@ where
     J: Fn(&mut S, usize) -> T + Sync,
     D: Fn(usize, &T) + Sync,
 {
+    let pool = (threads > 1).then(|| pool(threads));
+    run_on(pool.as_ref(), threads, stop, init, job, done)
+}
+
+/// A pool of `threads` worker threads for [`run_on`].
+pub fn pool(threads: usize) -> rayon::ThreadPool {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads.max(1))
+        .build()
+        .expect("a thread pool")
+}
+
+/// [`run`] on the threads of `pool` (made by [`pool`] with at least `threads` threads, and
+/// kept by a caller that runs many times); with no pool, or one thread, on this thread.
+pub fn run_on<T, S, I, J, D>(
+    pool: Option<&rayon::ThreadPool>,
+    threads: usize,
+    stop: Stop,
+    init: I,
+    job: J,
+    done: D,
+) -> Vec<T>
+where
+    T: Send,
+    I: Fn() -> S + Sync,
+    J: Fn(&mut S, usize) -> T + Sync,
+    D: Fn(usize, &T) + Sync,
+{
     assert!(
         stop.max_jobs.is_some() || stop.deadline.is_some(),
         "an unbounded run needs a deadline"
@@ -50,19 +78,13 @@ where
         }
         results.lock().expect("no worker panicked").extend(mine);
     };
-    let threads = threads.max(1);
-    if threads == 1 {
-        worker();
-    } else {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .expect("a thread pool");
-        pool.scope(|s| {
+    match pool {
+        Some(pool) if threads > 1 => pool.scope(|s| {
             for _ in 0..threads {
                 s.spawn(|_| worker());
             }
-        });
+        }),
+        _ => worker(),
     }
     let mut all = results.into_inner().expect("no worker panicked");
     all.sort_by_key(|(i, _)| *i);

@@ -46,6 +46,8 @@ impl<R: Real> Evaluator for Session<R> {
 /// One session per worker thread.
 pub struct Workers<R: Real> {
     sessions: Vec<Mutex<Session<R>>>,
+    /// The worker threads (none for one), kept across evaluations.
+    pool: Option<rayon::ThreadPool>,
 }
 
 impl<R: Real> Workers<R> {
@@ -57,7 +59,8 @@ impl<R: Real> Workers<R> {
         let sessions = (0..threads.max(1))
             .map(|_| make().map(Mutex::new))
             .collect::<Result<_, _>>()?;
-        Ok(Workers { sessions })
+        let pool = (threads > 1).then(|| schedule::pool(threads));
+        Ok(Workers { sessions, pool })
     }
 
     /// Where the numeric regions of every worker's walks ran.
@@ -107,7 +110,8 @@ impl<R: Real> Evaluator for Workers<R> {
         // A job is one lane block, the blocks one walk of every lane would make.
         let jobs = lanes.div_ceil(lane_block);
         let sessions = &self.sessions;
-        let parts = schedule::run(
+        let parts = schedule::run_on(
+            self.pool.as_ref(),
             sessions.len().min(jobs),
             Stop {
                 max_jobs: Some(jobs),
