@@ -100,10 +100,12 @@ fn any_thread_count_gives_the_same_fit() {
     // restarts side by side, in jobs of whole restarts spread over the workers.
     let model = std::env::temp_dir().join(format!("ndvm-threads-{}.scm", std::process::id()));
     std::fs::write(&model, "(* a (log (* b (+ x 1.0))))").unwrap();
-    let run = |threads: &str| -> serde_json::Value {
+    let run = |optimizer: &str, threads: &str| -> serde_json::Value {
         let out = ndvm(&[
             "calibrate",
             model.to_str().unwrap(),
+            "--optimizer",
+            optimizer,
             "--data",
             "data/cosearch/damped_oscillator.csv",
             "--target",
@@ -128,13 +130,19 @@ fn any_thread_count_gives_the_same_fit() {
         j.as_object_mut().unwrap().remove("seconds");
         j
     };
-    let one = run("1");
-    let restarts = one["restarts"].as_array().unwrap();
-    assert_eq!(restarts.len(), 40);
-    let failed = restarts.iter().filter(|r| !r["error"].is_null()).count();
-    assert!(failed > 0 && failed < 40, "{failed} of 40 failed: {one}");
-    for threads in ["2", "3", "8"] {
-        assert_eq!(run(threads), one, "--threads {threads}");
+    for optimizer in ["adam", "lbfgs"] {
+        let one = run(optimizer, "1");
+        let restarts = one["restarts"].as_array().unwrap();
+        assert_eq!(restarts.len(), 40);
+        let failed = restarts.iter().filter(|r| !r["error"].is_null()).count();
+        assert!(failed > 0 && failed < 40, "{failed} of 40 failed: {one}");
+        for threads in ["2", "3", "8"] {
+            assert_eq!(
+                run(optimizer, threads),
+                one,
+                "{optimizer}, --threads {threads}"
+            );
+        }
     }
 }
 

@@ -373,63 +373,35 @@ fn fit_adam<E: Evaluator>(
     )
 }
 
-fn fit_lbfgs(
-    session: &mut impl Evaluator,
+fn fit_lbfgs<E: Evaluator>(
+    session: &mut E,
     problem: &Problem,
     init: &[Vec<f64>],
     settings: &Settings,
     l: LbfgsSettings,
 ) -> FitResult {
-    let mut evaluations = 0;
-    let mut taken = 0;
-    let mut results = Vec::new();
-    let mut finals = Vec::new();
-    for start in init {
-        let mut x = start.clone();
-        project(&mut x, &settings.clamps);
+    // The restarts are independent: each is fitted whole on one session.
+    let fits = session.each(init.len(), &|r, s: &mut Session<E::Number>| {
+        let mut evaluations = 0;
         let mut eval = |x: &[f64]| {
             evaluations += 1;
-            session
-                .evaluate(
-                    problem,
-                    &[x.to_vec()],
-                    settings.limits,
-                    settings.lane_block,
-                    true,
-                )
-                .remove(0)
+            evaluate(
+                s,
+                problem,
+                &[x.to_vec()],
+                settings.limits,
+                settings.lane_block,
+                true,
+            )
+            .remove(0)
         };
-        let mut res = RestartResult {
-            params: x.clone(),
-            last_step_loss: f64::NAN,
-            final_loss: None,
-            failure: None,
-        };
-        match eval(&x) {
-            Ok((mut f, mut g)) => {
-                let mut opt = Lbfgs::new(l);
-                res.last_step_loss = f;
-                for step in 0..settings.steps {
-                    match opt.step(&x, f, &g, &settings.clamps, &mut eval) {
-                        Ok((Some((x2, f2, g2)), _)) => {
-                            (x, f, g) = (x2, f2, g2);
-                            taken = taken.max(step + 1);
-                        }
-                        Ok((None, _)) => break,
-                        Err(e) => {
-                            res.failure = Some(format!("step {step}: {e}"));
-                            break;
-                        }
-                    }
-                    res.last_step_loss = f;
-                }
-            }
-            Err(e) => res.failure = Some(format!("step 0: {e}")),
-        }
-        res.params = x.clone();
-        finals.push(x);
-        results.push(res);
-    }
+        let (res, taken) = lbfgs_one(&mut eval, &init[r], settings, l);
+        (res, taken, evaluations)
+    });
+    let taken = fits.iter().map(|f| f.1).max().unwrap_or(0);
+    let evaluations = fits.iter().map(|f| f.2).sum();
+    let results: Vec<RestartResult> = fits.into_iter().map(|f| f.0).collect();
+    let finals = results.iter().map(|r| r.params.clone()).collect();
     finish(
         session,
         problem,
@@ -439,6 +411,47 @@ fn fit_lbfgs(
         taken,
         evaluations,
     )
+}
+
+/// One restart fitted by L-BFGS from `start`; also the steps it took.
+fn lbfgs_one(
+    eval: &mut dyn FnMut(&[f64]) -> lbfgs::Evaluation,
+    start: &[f64],
+    settings: &Settings,
+    l: LbfgsSettings,
+) -> (RestartResult, usize) {
+    let mut x = start.to_vec();
+    project(&mut x, &settings.clamps);
+    let mut taken = 0;
+    let mut res = RestartResult {
+        params: x.clone(),
+        last_step_loss: f64::NAN,
+        final_loss: None,
+        failure: None,
+    };
+    match eval(&x) {
+        Ok((mut f, mut g)) => {
+            let mut opt = Lbfgs::new(l);
+            res.last_step_loss = f;
+            for step in 0..settings.steps {
+                match opt.step(&x, f, &g, &settings.clamps, &mut *eval) {
+                    Ok((Some((x2, f2, g2)), _)) => {
+                        (x, f, g) = (x2, f2, g2);
+                        taken = step + 1;
+                    }
+                    Ok((None, _)) => break,
+                    Err(e) => {
+                        res.failure = Some(format!("step {step}: {e}"));
+                        break;
+                    }
+                }
+                res.last_step_loss = f;
+            }
+        }
+        Err(e) => res.failure = Some(format!("step 0: {e}")),
+    }
+    res.params = x;
+    (res, taken)
 }
 
 fn finish(

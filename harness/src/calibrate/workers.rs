@@ -9,7 +9,7 @@
 use super::{evaluate, evaluate_lanes, losses, LaneResults, PerRestart, Problem};
 use crate::schedule::{self, Stop};
 use runtime_cpu::{Limits, Real, RegionCounts, Session};
-use std::sync::{Mutex, TryLockError};
+use std::sync::{Mutex, MutexGuard, TryLockError};
 
 /// Something that evaluates loss and gradient for a set of restarts: one session, or
 /// [`Workers`].
@@ -26,6 +26,14 @@ pub trait Evaluator {
         lane_block: usize,
         with_grad: bool,
     ) -> PerRestart;
+
+    /// `f(i, session)` for `i` in `0..n`, each on one session (several at once with
+    /// [`Workers`]), the results in order of `i`.
+    fn each<T: Send>(
+        &mut self,
+        n: usize,
+        f: &(dyn Fn(usize, &mut Session<Self::Number>) -> T + Sync),
+    ) -> Vec<T>;
 }
 
 impl<R: Real> Evaluator for Session<R> {
@@ -40,6 +48,14 @@ impl<R: Real> Evaluator for Session<R> {
         with_grad: bool,
     ) -> PerRestart {
         evaluate(self, problem, p, limits, lane_block, with_grad)
+    }
+
+    fn each<T: Send>(
+        &mut self,
+        n: usize,
+        f: &(dyn Fn(usize, &mut Session<R>) -> T + Sync),
+    ) -> Vec<T> {
+        (0..n).map(|i| f(i, self)).collect()
     }
 }
 
@@ -75,6 +91,18 @@ impl<R: Real> Workers<R> {
         }
         all
     }
+}
+
+/// A session no other worker holds: as many sessions as workers, so each worker finds one.
+fn free<R: Real>(sessions: &[Mutex<Session<R>>]) -> MutexGuard<'_, Session<R>> {
+    sessions
+        .iter()
+        .find_map(|s| match s.try_lock() {
+            Ok(g) => Some(g),
+            Err(TryLockError::Poisoned(p)) => Some(p.into_inner()),
+            Err(TryLockError::WouldBlock) => None,
+        })
+        .expect("a session for every worker")
 }
 
 fn session<R: Real>(m: &mut Mutex<Session<R>>) -> &mut Session<R> {
@@ -117,17 +145,7 @@ impl<R: Real> Evaluator for Workers<R> {
                 max_jobs: Some(jobs),
                 deadline: None,
             },
-            // As many sessions as workers, so each worker finds one free.
-            || {
-                sessions
-                    .iter()
-                    .find_map(|s| match s.try_lock() {
-                        Ok(g) => Some(g),
-                        Err(TryLockError::Poisoned(p)) => Some(p.into_inner()),
-                        Err(TryLockError::WouldBlock) => None,
-                    })
-                    .expect("a session for every worker")
-            },
+            || free(sessions),
             |s, j| {
                 let mine = j * lane_block..((j + 1) * lane_block).min(lanes);
                 evaluate_lanes(&mut **s, problem, p, mine, limits, lane_block, with_grad)
@@ -139,6 +157,25 @@ impl<R: Real> Evaluator for Workers<R> {
             all.extend(part);
         }
         losses(problem, &all, p.len(), with_grad)
+    }
+
+    fn each<T: Send>(
+        &mut self,
+        n: usize,
+        f: &(dyn Fn(usize, &mut Session<R>) -> T + Sync),
+    ) -> Vec<T> {
+        let sessions = &self.sessions;
+        schedule::run_on(
+            self.pool.as_ref(),
+            sessions.len().min(n),
+            Stop {
+                max_jobs: Some(n),
+                deadline: None,
+            },
+            || free(sessions),
+            |s, i| f(i, &mut **s),
+            |_, _| {},
+        )
     }
 }
 

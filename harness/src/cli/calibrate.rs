@@ -87,9 +87,9 @@ pub struct CalibrateArgs {
     /// Node visits allowed per evaluation.
     #[arg(long, value_name = "N", default_value_t = Limits::default().max_steps)]
     pub max_steps: u64,
-    /// Worker threads the restarts are spread over, one lane block a job (default: every
-    /// core). The results are the same for any number. L-BFGS fits its restarts one after
-    /// another, so it uses one.
+    /// Worker threads the restarts are spread over (default: every core): Adam's lane blocks,
+    /// one a job, or L-BFGS's restarts, one fitted whole a job. The results are the same for
+    /// any number.
     #[arg(long)]
     pub threads: Option<usize>,
     /// `text` or `json`.
