@@ -213,7 +213,7 @@ impl GpuContext {
     }
 
     /// Copies `count` values of type `T` from the start of `src` to the host: a copy into a
-    /// pooled staging buffer, a submit, a map and a wait. A failed map is an error, not a panic.
+    /// pooled staging buffer, a submit, a map and one wait for both. A failed map is an error, not a panic.
     pub(crate) fn read_back<T: bytemuck::Pod>(
         &self,
         during: &str,
@@ -243,7 +243,9 @@ impl GpuContext {
                 })
         })?;
         encoder.copy_buffer_to_buffer(src, offset, &staging, 0, bytes);
-        self.submit_and_wait(during, encoder.finish())?;
+        let index = self.scoped(during, || self.queue.submit([encoder.finish()]))?;
+        // The map is asked for at once: it resolves when the copy is done, so one wait covers
+        // the work before, the copy and the map.
         let mapped: Arc<Mutex<Option<Result<(), wgpu::BufferAsyncError>>>> = Arc::default();
         let on_map = Arc::clone(&mapped);
         self.scoped(during, || {
@@ -251,7 +253,7 @@ impl GpuContext {
                 *on_map.lock().unwrap_or_else(|p| p.into_inner()) = Some(r);
             })
         })?;
-        self.wait(during, None)?;
+        self.wait(during, Some(index))?;
         // The callback may come on a later poll than the one that saw the copy finish.
         let started = std::time::Instant::now();
         let outcome = loop {
