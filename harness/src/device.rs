@@ -94,7 +94,8 @@ impl RegionDevice<f32> for AutoDevice {
         AUTO_MIN_LANES
     }
     fn defer_at(&mut self, lanes: usize) -> bool {
-        lanes >= AUTO_MIN_LANES && self.get().is_some_and(|d| d.defer_at(lanes))
+        // Never asked below `min_lanes`.
+        self.get().is_some_and(|d| d.defer_at(lanes))
     }
 
     fn wants(&mut self, stats: &RegionStats) -> bool {

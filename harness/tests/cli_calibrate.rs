@@ -13,6 +13,16 @@ fn ndvm(args: &[&str]) -> std::process::Output {
         .expect("ndvm runs")
 }
 
+/// The JSON a successful run printed (its error output in the failure message otherwise).
+fn json_of(out: std::process::Output) -> serde_json::Value {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 #[test]
 fn kalman_likelihood_fit_matches_the_paper() {
     let out = ndvm(&[
@@ -35,12 +45,7 @@ fn kalman_likelihood_fit_matches_the_paper() {
         "--format",
         "json",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let j = json_of(out);
     assert_eq!(j["params"]["q"], 1e-4);
     assert!((j["params"]["r"].as_f64().unwrap() - 1.0732).abs() < 1e-3);
     assert!((j["last_step_loss"].as_f64().unwrap() - 164.945).abs() < 1e-3);
@@ -66,12 +71,7 @@ fn regression_with_holdout_reports_r2() {
         "--format",
         "json",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let j = json_of(out);
     assert!(j["holdout_r2"].as_f64().unwrap() > 0.99, "{j}");
     assert!(
         (j["params"]["b"].as_f64().unwrap() - 0.3).abs() < 0.05,
@@ -121,12 +121,7 @@ fn any_thread_count_gives_the_same_fit() {
             "--format",
             "json",
         ]);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let mut j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let mut j = json_of(out);
         j.as_object_mut().unwrap().remove("seconds");
         j
     };

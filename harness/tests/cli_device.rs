@@ -53,6 +53,17 @@ fn kalman(device: &str, precision: &str, lanes: &str, env: &[(&str, &str)]) -> O
     )
 }
 
+/// The JSON a run that exited 0 printed (its error output in the failure message otherwise).
+fn json_of(out: Output) -> Value {
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 fn numbers(v: &Value) -> Vec<f64> {
     v.as_array()
         .unwrap()
@@ -68,16 +79,7 @@ fn the_gpu_region_path_gives_the_cpu_results() {
     }
     let csv = lanes_csv(64);
     let csv = csv.to_str().unwrap();
-    let run = |d: &str| -> Value {
-        let out = kalman(d, "f32", csv, &[]);
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice(&out.stdout).unwrap()
-    };
+    let run = |d: &str| json_of(kalman(d, "f32", csv, &[]));
     let (cpu, gpu) = (run("cpu"), run("gpu"));
     for key in ["value"] {
         for (a, b) in numbers(&gpu[key]).iter().zip(numbers(&cpu[key])) {
@@ -135,16 +137,7 @@ fn devices_measures_the_cost_model_and_caches_it() {
     if gpu_or_skip("devices_measures_the_cost_model_and_caches_it").is_none() {
         return;
     }
-    let json = |args: &[&str]| -> Value {
-        let out = ndvm(args, &[]);
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice(&out.stdout).unwrap()
-    };
+    let json = |args: &[&str]| json_of(ndvm(args, &[]));
     let measured = json(&["devices", "--measure", "--format", "json"]);
     let costs = &measured["region_costs"];
     for key in ["device_ns_per_work", "device_step_ns", "cpu_ns_per_work"] {

@@ -8,7 +8,6 @@ use harness::calibrate::adam::AdamSettings;
 use harness::calibrate::lbfgs::LbfgsSettings;
 use harness::calibrate::report::{calibrate as run_calibration, starts};
 use harness::calibrate::table::Table;
-use harness::calibrate::table::NOTHING_TO_FIT;
 use harness::calibrate::{Loss, Optimizer, Problem, Settings};
 use pyo3::exceptions::{PyFileNotFoundError, PyValueError};
 use pyo3::prelude::*;
@@ -143,9 +142,6 @@ pub fn calibrate<'py>(
     }
     let table = data.map(|d| table(py, d)).transpose()?;
     let train = table.as_ref().map(|t| t.rows(false));
-    if train.as_ref().is_some_and(|t| t.is_empty()) {
-        return Err(value_error(NOTHING_TO_FIT));
-    }
     let hold = table
         .as_ref()
         .filter(|t| t.has_holdout())

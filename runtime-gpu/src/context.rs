@@ -213,7 +213,8 @@ impl GpuContext {
     }
 
     /// Copies `count` values of type `T` from the start of `src` to the host: a copy into a
-    /// pooled staging buffer, a submit, a map and one wait for both. A failed map is an error, not a panic.
+    /// pooled staging buffer, a submit, a map and one wait for both. A failed map is an error,
+    /// not a panic.
     pub(crate) fn read_back<T: bytemuck::Pod>(
         &self,
         during: &str,

@@ -1,8 +1,8 @@
 // The region interpreter: a slice of a region's op records over the data arena, forward
 // (`forward`) or backwards through the adjoints (`reverse`). Each lane has `P.width`
-// invocations (a power of two up to 64, dividing the workgroup's WG) that share its ops: the element
-// loops of elementwise ops, select, extract, pack and the products (matvec, matmul, transpose,
-// outer) are spread over them (element e on invocation e % width), and the rest (reductions,
+// invocations (a power of two up to 64, dividing the workgroup's WG) that share its ops: the
+// element loops of elementwise ops, select, extract, pack and the products (matvec, matmul,
+// transpose, outer) are spread over them (element e on invocation e % width), and the rest (reductions,
 // factorisations, a pack's adjoint) run on the lane's first invocation. With more than one
 // invocation per lane (`forward_shared`, `reverse_shared`) a storage barrier between ops makes
 // each op's results visible to the next; lanes never share numbers, so no barrier wider than

@@ -2,8 +2,9 @@
 //!
 //! Data columns bind as lanes; the parameters are shared by every data lane of a restart, and
 //! several restarts run as lane groups of one walk (restart-major: lane `r * N + i` is data row
-//! `i` of restart `r`), and [`workers::Workers`] spreads jobs of whole restarts over threads. The loss is the mean squared error against a target column, or the mean
-//! of the program's own value (a likelihood). Adam (the paper's settings by default) or L-BFGS;
+//! `i` of restart `r`), whose lane blocks [`workers::Workers`] spreads over threads. The loss is
+//! the mean squared error against a target column, or the mean of the program's own value (a
+//! likelihood). Adam (the paper's settings by default) or L-BFGS;
 //! optional box constraints by projection; a non-finite loss ends a restart as failed.
 //!
 //! | file | what |

@@ -86,6 +86,9 @@ pub fn calibrate<R: Attach>(
     choice: DeviceChoice,
     threads: usize,
 ) -> Result<Report, String> {
+    if !problem.data.is_empty() && problem.rows() == 0 {
+        return Err(super::table::NOTHING_TO_FIT.into());
+    }
     let threads = if settings.lane_block == 0 { 1 } else { threads };
     let mut workers = Workers::new(threads, || {
         let mut s = Session::<R>::new();

@@ -136,22 +136,10 @@ impl<R: Real> Evaluator for Workers<R> {
             );
         }
         // A job is one lane block, the blocks one walk of every lane would make.
-        let jobs = lanes.div_ceil(lane_block);
-        let sessions = &self.sessions;
-        let parts = schedule::run_on(
-            self.pool.as_ref(),
-            sessions.len().min(jobs),
-            Stop {
-                max_jobs: Some(jobs),
-                deadline: None,
-            },
-            || free(sessions),
-            |s, j| {
-                let mine = j * lane_block..((j + 1) * lane_block).min(lanes);
-                evaluate_lanes(&mut **s, problem, p, mine, limits, lane_block, with_grad)
-            },
-            |_, _| {},
-        );
+        let parts = self.each(lanes.div_ceil(lane_block), &|j, s| {
+            let mine = j * lane_block..((j + 1) * lane_block).min(lanes);
+            evaluate_lanes(s, problem, p, mine, limits, lane_block, with_grad)
+        });
         let mut all = LaneResults::default();
         for part in parts {
             all.extend(part);

@@ -147,9 +147,6 @@ fn run(args: &CalibrateArgs) -> Result<ExitCode, String> {
         None => None,
     };
     let train = table.as_ref().map(|t| t.rows(false));
-    if train.as_ref().is_some_and(|t| t.is_empty()) {
-        return Err(crate::calibrate::table::NOTHING_TO_FIT.into());
-    }
     let hold = table
         .as_ref()
         .filter(|t| t.has_holdout())

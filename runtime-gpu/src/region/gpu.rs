@@ -326,13 +326,26 @@ impl GpuRegions {
         self.dispatch(region, masks, &plan, false, None)?;
         let lanes = region.lanes as usize;
         let gb = self.progress.buffer.clone().expect("dispatched");
-        let t = Instant::now();
-        let progress: Vec<f32> = self
-            .ctx
-            .read_back("reading the lanes' progress", &gb, lanes)?;
-        self.traffic.add_wait(t.elapsed());
-        self.traffic.add_download(lanes as u64 * 4);
+        let progress = self.read_counted("reading the lanes' progress", &gb, 0, lanes)?;
         check_progress(&progress, region.len() as u32, "forward")
+    }
+
+    /// Reads `count` numbers of `buffer` from number `from` on, counted in the traffic (the
+    /// bytes, and the wait: a sync).
+    fn read_counted(
+        &self,
+        during: &str,
+        buffer: &wgpu::Buffer,
+        from: usize,
+        count: usize,
+    ) -> Result<Vec<f32>, GpuError> {
+        let t = Instant::now();
+        let back = self
+            .ctx
+            .read_back_at(during, buffer, from as u64 * 4, count)?;
+        self.traffic.add_wait(t.elapsed());
+        self.traffic.add_download(count as u64 * 4);
+        Ok(back)
     }
 
     /// Reads `out.len()` numbers of the device's arena from number `from` on.
@@ -346,15 +359,7 @@ impl GpuRegions {
                 message: "the device holds no data".into(),
             });
         };
-        let t = Instant::now();
-        let back: Vec<f32> = self.ctx.read_back_at(
-            "reading a region's results",
-            &db,
-            from as u64 * 4,
-            out.len(),
-        )?;
-        self.traffic.add_wait(t.elapsed());
-        self.traffic.add_download(out.len() as u64 * 4);
+        let back = self.read_counted("reading a region's results", &db, from, out.len())?;
         out.copy_from_slice(&back);
         Ok(())
     }
@@ -406,12 +411,7 @@ impl GpuRegions {
         })?;
         self.traffic.add_upload(seed.1.len() as u64 * 4);
         self.dispatch(region, masks, &plan, true, Some((&jb, read as u64 * 4)))?;
-        let t = Instant::now();
-        let mut back: Vec<f32> =
-            self.ctx
-                .read_back_at("reading the adjoints", &jb, 0, read + lanes)?;
-        self.traffic.add_wait(t.elapsed());
-        self.traffic.add_download((read + lanes) as u64 * 4);
+        let mut back = self.read_counted("reading the adjoints", &jb, 0, read + lanes)?;
         check_progress(&back[read..], 0, "reverse")?;
         back.truncate(read);
         Ok(back)

@@ -194,12 +194,13 @@ impl GpuRegions {
     /// more than the adapter allows): more lanes share a workgroup, so more of a warp's loads
     /// fall on neighbouring lanes, and fewer workgroups spread over the device.
     pub fn with_workgroup(mut self, invocations: u32) -> Self {
-        let most = self
-            .ctx
-            .limits()
+        let limits = self.ctx.limits();
+        let allowed = limits
             .max_invocations_per_workgroup
-            .min(self.ctx.limits().max_workgroup_size_x)
+            .min(limits.max_workgroup_size_x)
             .clamp(WORKGROUP, 1024);
+        // The largest power of two the adapter allows, so that every lane width divides it.
+        let most = 1 << allowed.ilog2();
         self.workgroup = invocations
             .clamp(WORKGROUP, most)
             .next_power_of_two()
