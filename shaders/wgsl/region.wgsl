@@ -80,22 +80,37 @@ fn rows_of(s: u32) -> u32 { return slots[s * SW + 4u]; }
 fn cols_of(s: u32) -> u32 { return slots[s * SW + 5u]; }
 fn has_adj(s: u32) -> bool { return slots[s * SW + 3u] != NO_ADJ; }
 
-// Index of element e of slot s on this lane.
-fn at(s: u32, e: u32) -> u32 {
+// Where a slot's numbers lie on this lane: element e at `at + e * step` of the data arena (a
+// value view) or of the adjoint arena (an adjoint view). Each op resolves its operands' views
+// once, so its element loops read no slot table. `on` is 0 in the adjoint view of a slot that
+// has no adjoint.
+struct View {
+    at: u32,
+    step: u32,
+    on: u32,
+}
+
+fn view(s: u32) -> View {
     let base = slots[s * SW];
     if slots[s * SW + 2u] != 0u {
-        return base + e * P.lanes + lane;
+        return View(base + lane, P.lanes, 1u);
     }
-    return base + e;
+    return View(base, 1u, 1u);
 }
-fn ld(s: u32, e: u32) -> f32 { return data[at(s, e)]; }
-fn put(s: u32, e: u32, x: f32) { data[at(s, e)] = x; }
-// Index of element e of slot s's lane-wide adjoint on this lane.
-fn ai(s: u32, e: u32) -> u32 { return slots[s * SW + 3u] + e * P.lanes + lane; }
-fn gadj(s: u32, e: u32) -> f32 { return adj[ai(s, e)]; }
-fn acc(s: u32, e: u32, x: f32) {
-    if has_adj(s) {
-        let i = ai(s, e);
+// The adjoint arena is lane-wide: every slot with an adjoint has one number per lane there.
+fn adj_view(s: u32) -> View {
+    let base = slots[s * SW + 3u];
+    if base == NO_ADJ {
+        return View(0u, 0u, 0u);
+    }
+    return View(base + lane, P.lanes, 1u);
+}
+fn ld(v: View, e: u32) -> f32 { return data[v.at + e * v.step]; }
+fn put(v: View, e: u32, x: f32) { data[v.at + e * v.step] = x; }
+fn gadj(v: View, e: u32) -> f32 { return adj[v.at + e * v.step]; }
+fn acc(v: View, e: u32, x: f32) {
+    if v.on != 0u {
+        let i = v.at + e * v.step;
         adj[i] = adj[i] + x;
     }
 }
@@ -243,20 +258,20 @@ fn eliminate(n: u32, k: u32) -> f32 {
 }
 
 // M = A (or its transpose), X = I: after `eliminate(n, n)`, X = A^-1 (or A^-T).
-fn load_inverse(a: u32, n: u32, transposed: bool) {
+fn load_inverse(va: View, n: u32, transposed: bool) {
     for (var i = 0u; i < n; i++) {
         for (var j = 0u; j < n; j++) {
-            if transposed { M[i * n + j] = ld(a, j * n + i); } else { M[i * n + j] = ld(a, i * n + j); }
+            if transposed { M[i * n + j] = ld(va, j * n + i); } else { M[i * n + j] = ld(va, i * n + j); }
             X[i * n + j] = select(0.0, 1.0, i == j);
         }
     }
 }
 
-fn det_of(a: u32, n: u32) -> f32 {
+fn det_of(va: View, n: u32) -> f32 {
     if n == 0u { return 1.0; }
-    if n == 1u { return ld(a, 0u); }
-    if n == 2u { return ld(a, 0u) * ld(a, 3u) - ld(a, 1u) * ld(a, 2u); }
-    for (var i = 0u; i < n * n; i++) { M[i] = ld(a, i); }
+    if n == 1u { return ld(va, 0u); }
+    if n == 2u { return ld(va, 0u) * ld(va, 3u) - ld(va, 1u) * ld(va, 2u); }
+    for (var i = 0u; i < n * n; i++) { M[i] = ld(va, i); }
     return eliminate(n, 0u);
 }
 
@@ -266,7 +281,8 @@ fn spreads(op: u32) -> bool {
     return op == 6u || op == 7u || op == 8u || op == 10u;
 }
 
-fn linalg_f(op: u32, out: u32, a: u32, b: u32) {
+// The linalg op `op` on slots a and b, whose views (and the result's) are va, vb and vo.
+fn linalg_f(op: u32, a: u32, b: u32, va: View, vb: View, vo: View) {
     if !spreads(op) && TK != 0u { return; }
     let na = len_of(a);
     let m = rows_of(a);
@@ -274,38 +290,38 @@ fn linalg_f(op: u32, out: u32, a: u32, b: u32) {
     switch op {
         case 0u: {
             var s = 0.0;
-            for (var e = 0u; e < na; e++) { s = s + ld(a, e) * ld(b, e); }
-            put(out, 0u, s);
+            for (var e = 0u; e < na; e++) { s = s + ld(va, e) * ld(vb, e); }
+            put(vo, 0u, s);
         }
         case 1u: {
             var s = 0.0;
-            for (var e = 0u; e < na; e++) { s = s + ld(a, e); }
-            put(out, 0u, s);
+            for (var e = 0u; e < na; e++) { s = s + ld(va, e); }
+            put(vo, 0u, s);
         }
         case 2u: {
             var s = 0.0;
-            for (var e = 0u; e < na; e++) { s = s + ld(a, e) * ld(a, e); }
-            put(out, 0u, root(s));
+            for (var e = 0u; e < na; e++) { s = s + ld(va, e) * ld(va, e); }
+            put(vo, 0u, root(s));
         }
         case 3u, 4u: {
             var s = 0.0;
-            for (var e = 0u; e < na; e++) { s = s + ld(a, e) * ld(a, e); }
+            for (var e = 0u; e < na; e++) { s = s + ld(va, e) * ld(va, e); }
             s = root(s);
             if op == 4u && s < FLOOR { s = FLOOR; }
-            for (var e = 0u; e < na; e++) { put(out, e, ld(a, e) / s); }
+            for (var e = 0u; e < na; e++) { put(vo, e, ld(va, e) / s); }
         }
         case 5u: {
-            let a0 = ld(a, 0u); let a1 = ld(a, 1u); let a2 = ld(a, 2u);
-            let b0 = ld(b, 0u); let b1 = ld(b, 1u); let b2 = ld(b, 2u);
-            put(out, 0u, a1 * b2 - a2 * b1);
-            put(out, 1u, a2 * b0 - a0 * b2);
-            put(out, 2u, a0 * b1 - a1 * b0);
+            let a0 = ld(va, 0u); let a1 = ld(va, 1u); let a2 = ld(va, 2u);
+            let b0 = ld(vb, 0u); let b1 = ld(vb, 1u); let b2 = ld(vb, 2u);
+            put(vo, 0u, a1 * b2 - a2 * b1);
+            put(vo, 1u, a2 * b0 - a0 * b2);
+            put(vo, 2u, a0 * b1 - a1 * b0);
         }
         case 6u: {
             for (var i = TK; i < m; i += TW) {
                 var s = 0.0;
-                for (var j = 0u; j < k; j++) { s = s + ld(a, i * k + j) * ld(b, j); }
-                put(out, i, s);
+                for (var j = 0u; j < k; j++) { s = s + ld(va, i * k + j) * ld(vb, j); }
+                put(vo, i, s);
             }
         }
         case 7u: {
@@ -314,55 +330,55 @@ fn linalg_f(op: u32, out: u32, a: u32, b: u32) {
                 let i = e / n;
                 let j = e % n;
                 var s = 0.0;
-                for (var p = 0u; p < k; p++) { s = s + ld(a, i * k + p) * ld(b, p * n + j); }
-                put(out, e, s);
+                for (var p = 0u; p < k; p++) { s = s + ld(va, i * k + p) * ld(vb, p * n + j); }
+                put(vo, e, s);
             }
         }
         case 8u: {
             // out is k x m: element (j, i) is A[i][j].
-            for (var e = TK; e < m * k; e += TW) { put(out, (e % k) * m + e / k, ld(a, e)); }
+            for (var e = TK; e < m * k; e += TW) { put(vo, (e % k) * m + e / k, ld(va, e)); }
         }
         case 9u: {
             var s = 0.0;
-            for (var i = 0u; i < min(m, k); i++) { s = s + ld(a, i * k + i); }
-            put(out, 0u, s);
+            for (var i = 0u; i < min(m, k); i++) { s = s + ld(va, i * k + i); }
+            put(vo, 0u, s);
         }
         case 10u: {
             let nb = len_of(b);
-            for (var e = TK; e < na * nb; e += TW) { put(out, e, ld(a, e / nb) * ld(b, e % nb)); }
+            for (var e = TK; e < na * nb; e += TW) { put(vo, e, ld(va, e / nb) * ld(vb, e % nb)); }
         }
-        case 11u: { put(out, 0u, det_of(a, m)); }
+        case 11u: { put(vo, 0u, det_of(va, m)); }
         case 12u: {
             if m <= 2u {
-                put(out, 0u, ln(abs(det_of(a, m))));
+                put(vo, 0u, ln(abs(det_of(va, m))));
             } else {
-                for (var i = 0u; i < m * m; i++) { M[i] = ld(a, i); }
+                for (var i = 0u; i < m * m; i++) { M[i] = ld(va, i); }
                 eliminate(m, 0u);
-                put(out, 0u, LOGABS);
+                put(vo, 0u, LOGABS);
             }
         }
         case 13u: {
             if m == 1u {
-                put(out, 0u, 1.0 / ld(a, 0u));
+                put(vo, 0u, 1.0 / ld(va, 0u));
             } else if m == 2u {
-                let inv = 1.0 / (ld(a, 0u) * ld(a, 3u) - ld(a, 1u) * ld(a, 2u));
-                put(out, 0u, ld(a, 3u) * inv);
-                put(out, 1u, -ld(a, 1u) * inv);
-                put(out, 2u, -ld(a, 2u) * inv);
-                put(out, 3u, ld(a, 0u) * inv);
+                let inv = 1.0 / (ld(va, 0u) * ld(va, 3u) - ld(va, 1u) * ld(va, 2u));
+                put(vo, 0u, ld(va, 3u) * inv);
+                put(vo, 1u, -ld(va, 1u) * inv);
+                put(vo, 2u, -ld(va, 2u) * inv);
+                put(vo, 3u, ld(va, 0u) * inv);
             } else if m > 0u {
-                load_inverse(a, m, false);
+                load_inverse(va, m, false);
                 eliminate(m, m);
-                for (var e = 0u; e < m * m; e++) { put(out, e, X[e]); }
+                for (var e = 0u; e < m * m; e++) { put(vo, e, X[e]); }
             }
         }
         default: {
             // solve: A (m x m) against b (m x c).
             let c = cols_of(b);
-            for (var i = 0u; i < m * m; i++) { M[i] = ld(a, i); }
-            for (var i = 0u; i < m * c; i++) { X[i] = ld(b, i); }
+            for (var i = 0u; i < m * m; i++) { M[i] = ld(va, i); }
+            for (var i = 0u; i < m * c; i++) { X[i] = ld(vb, i); }
             eliminate(m, c);
-            for (var i = 0u; i < m * c; i++) { put(out, i, X[i]); }
+            for (var i = 0u; i < m * c; i++) { put(vo, i, X[i]); }
         }
     }
 }
@@ -376,20 +392,23 @@ fn forward_op(i: u32) {
     let b = r.b;
     let extra = r.extra;
     let n = len_of(out);
+    let va = view(a);
+    let vb = view(b);
+    let vo = view(out);
     switch code {
         case 0u: {
-            for (var e = TK; e < n; e += TW) { put(out, e, unary_f(sub, ld(a, e))); }
+            for (var e = TK; e < n; e += TW) { put(vo, e, unary_f(sub, ld(va, e))); }
         }
         case 1u: {
             let sa = len_of(a) == 1u;
             let sb = len_of(b) == 1u;
             for (var e = TK; e < n; e += TW) {
-                put(out, e, binary_f(sub, ld(a, select(e, 0u, sa)), ld(b, select(e, 0u, sb))));
+                put(vo, e, binary_f(sub, ld(va, select(e, 0u, sa)), ld(vb, select(e, 0u, sb))));
             }
         }
         case 2u: {
             let c = bit(extra);
-            for (var e = TK; e < n; e += TW) { put(out, e, select(ld(b, e), ld(a, e), c)); }
+            for (var e = TK; e < n; e += TW) { put(vo, e, select(ld(vb, e), ld(va, e), c)); }
         }
         case 3u: {
             // Element `base + e` of the result, e of part q, on invocation (base + e) % TW.
@@ -397,34 +416,36 @@ fn forward_op(i: u32) {
             for (var q = 0u; q < r.count; q++) {
                 let p = aux[extra + q];
                 let l = len_of(p);
+                let vp = view(p);
                 for (var e = (TK + TW - base % TW) % TW; e < l; e += TW) {
-                    put(out, base + e, ld(p, e));
+                    put(vo, base + e, ld(vp, e));
                 }
                 base += l;
             }
         }
         case 4u: {
-            for (var e = TK; e < n; e += TW) { put(out, e, ld(a, extra + e)); }
+            for (var e = TK; e < n; e += TW) { put(vo, e, ld(va, extra + e)); }
         }
-        default: { linalg_f(sub, out, a, b); }
+        default: { linalg_f(sub, a, b, va, vb, vo); }
     }
 }
 
 // dA += s * (A^-T) for the square matrix a of size n (s per lane).
-fn acc_inverse_transpose(a: u32, n: u32, s: f32) {
+fn acc_inverse_transpose(va: View, ja: View, n: u32, s: f32) {
     if n == 1u {
-        acc(a, 0u, s / ld(a, 0u));
+        acc(ja, 0u, s / ld(va, 0u));
         return;
     }
-    load_inverse(a, n, true);
+    load_inverse(va, n, true);
     eliminate(n, n);
-    for (var e = 0u; e < n * n; e++) { acc(a, e, s * X[e]); }
+    for (var e = 0u; e < n * n; e++) { acc(ja, e, s * X[e]); }
 }
 
 // The reverse rules. Where a lane's invocations share an op, each adds only to adjoint
 // elements of its own index (of `a` and of `b` alike, so an op whose operands are one slot
 // never has two invocations add to one number).
-fn linalg_r(op: u32, out: u32, a: u32, b: u32) {
+fn linalg_r(op: u32, a: u32, b: u32, va: View, vb: View, vo: View, ja: View, jb: View,
+            jo: View) {
     if !spreads(op) && TK != 0u { return; }
     let na = len_of(a);
     let m = rows_of(a);
@@ -434,60 +455,60 @@ fn linalg_r(op: u32, out: u32, a: u32, b: u32) {
     let gb = two && has_adj(b);
     switch op {
         case 0u: {
-            let g = gadj(out, 0u);
+            let g = gadj(jo, 0u);
             for (var e = 0u; e < na; e++) {
-                if ga { acc(a, e, g * ld(b, e)); }
-                if gb { acc(b, e, g * ld(a, e)); }
+                if ga { acc(ja, e, g * ld(vb, e)); }
+                if gb { acc(jb, e, g * ld(va, e)); }
             }
         }
         case 1u: {
-            let g = gadj(out, 0u);
-            for (var e = 0u; e < na; e++) { acc(a, e, g); }
+            let g = gadj(jo, 0u);
+            for (var e = 0u; e < na; e++) { acc(ja, e, g); }
         }
         case 2u: {
-            let g = gadj(out, 0u);
-            let y = ld(out, 0u);
-            for (var e = 0u; e < na; e++) { acc(a, e, g * ld(a, e) / y); }
+            let g = gadj(jo, 0u);
+            let y = ld(vo, 0u);
+            for (var e = 0u; e < na; e++) { acc(ja, e, g * ld(va, e) / y); }
         }
         case 3u, 4u: {
             var yg = 0.0;
             var s = 0.0;
             for (var e = 0u; e < na; e++) {
-                yg = yg + ld(out, e) * gadj(out, e);
-                s = s + ld(a, e) * ld(a, e);
+                yg = yg + ld(vo, e) * gadj(jo, e);
+                s = s + ld(va, e) * ld(va, e);
             }
             s = root(s);
             let clamped = op == 4u && s < FLOOR;
             for (var e = 0u; e < na; e++) {
-                let g = gadj(out, e);
-                if clamped { acc(a, e, g / FLOOR); } else { acc(a, e, (g - ld(out, e) * yg) / s); }
+                let g = gadj(jo, e);
+                if clamped { acc(ja, e, g / FLOOR); } else { acc(ja, e, (g - ld(vo, e) * yg) / s); }
             }
         }
         case 5u: {
-            let g0 = gadj(out, 0u); let g1 = gadj(out, 1u); let g2 = gadj(out, 2u);
+            let g0 = gadj(jo, 0u); let g1 = gadj(jo, 1u); let g2 = gadj(jo, 2u);
             if ga {
-                let b0 = ld(b, 0u); let b1 = ld(b, 1u); let b2 = ld(b, 2u);
-                acc(a, 0u, b1 * g2 - b2 * g1);
-                acc(a, 1u, b2 * g0 - b0 * g2);
-                acc(a, 2u, b0 * g1 - b1 * g0);
+                let b0 = ld(vb, 0u); let b1 = ld(vb, 1u); let b2 = ld(vb, 2u);
+                acc(ja, 0u, b1 * g2 - b2 * g1);
+                acc(ja, 1u, b2 * g0 - b0 * g2);
+                acc(ja, 2u, b0 * g1 - b1 * g0);
             }
             if gb {
-                let a0 = ld(a, 0u); let a1 = ld(a, 1u); let a2 = ld(a, 2u);
-                acc(b, 0u, g1 * a2 - g2 * a1);
-                acc(b, 1u, g2 * a0 - g0 * a2);
-                acc(b, 2u, g0 * a1 - g1 * a0);
+                let a0 = ld(va, 0u); let a1 = ld(va, 1u); let a2 = ld(va, 2u);
+                acc(jb, 0u, g1 * a2 - g2 * a1);
+                acc(jb, 1u, g2 * a0 - g0 * a2);
+                acc(jb, 2u, g0 * a1 - g1 * a0);
             }
         }
         case 6u: {
             // y = A v: dA[r][c] += g[r] v[c]; dv[c] += sum_r A[r][c] g[r].
             if ga {
-                for (var e = TK; e < m * k; e += TW) { acc(a, e, gadj(out, e / k) * ld(b, e % k)); }
+                for (var e = TK; e < m * k; e += TW) { acc(ja, e, gadj(jo, e / k) * ld(vb, e % k)); }
             }
             if gb {
                 for (var c = TK; c < k; c += TW) {
                     var s = 0.0;
-                    for (var r = 0u; r < m; r++) { s = s + ld(a, r * k + c) * gadj(out, r); }
-                    acc(b, c, s);
+                    for (var r = 0u; r < m; r++) { s = s + ld(va, r * k + c) * gadj(jo, r); }
+                    acc(jb, c, s);
                 }
             }
         }
@@ -499,8 +520,8 @@ fn linalg_r(op: u32, out: u32, a: u32, b: u32) {
                     let i = e / k;
                     let p = e % k;
                     var s = 0.0;
-                    for (var j = 0u; j < n; j++) { s = s + gadj(out, i * n + j) * ld(b, p * n + j); }
-                    acc(a, e, s);
+                    for (var j = 0u; j < n; j++) { s = s + gadj(jo, i * n + j) * ld(vb, p * n + j); }
+                    acc(ja, e, s);
                 }
             }
             if gb {
@@ -508,58 +529,58 @@ fn linalg_r(op: u32, out: u32, a: u32, b: u32) {
                     let p = e / n;
                     let j = e % n;
                     var s = 0.0;
-                    for (var i = 0u; i < m; i++) { s = s + ld(a, i * k + p) * gadj(out, i * n + j); }
-                    acc(b, e, s);
+                    for (var i = 0u; i < m; i++) { s = s + ld(va, i * k + p) * gadj(jo, i * n + j); }
+                    acc(jb, e, s);
                 }
             }
         }
         case 8u: {
-            for (var e = TK; e < m * k; e += TW) { acc(a, e, gadj(out, (e % k) * m + e / k)); }
+            for (var e = TK; e < m * k; e += TW) { acc(ja, e, gadj(jo, (e % k) * m + e / k)); }
         }
         case 9u: {
-            let g = gadj(out, 0u);
-            for (var i = 0u; i < min(m, k); i++) { acc(a, i * k + i, g); }
+            let g = gadj(jo, 0u);
+            for (var i = 0u; i < min(m, k); i++) { acc(ja, i * k + i, g); }
         }
         case 10u: {
             let nb = len_of(b);
             if ga {
                 for (var e = TK; e < na; e += TW) {
                     var s = 0.0;
-                    for (var c = 0u; c < nb; c++) { s = s + gadj(out, e * nb + c) * ld(b, c); }
-                    acc(a, e, s);
+                    for (var c = 0u; c < nb; c++) { s = s + gadj(jo, e * nb + c) * ld(vb, c); }
+                    acc(ja, e, s);
                 }
             }
             if gb {
                 for (var e = TK; e < nb; e += TW) {
                     var s = 0.0;
-                    for (var r = 0u; r < na; r++) { s = s + gadj(out, r * nb + e) * ld(a, r); }
-                    acc(b, e, s);
+                    for (var r = 0u; r < na; r++) { s = s + gadj(jo, r * nb + e) * ld(va, r); }
+                    acc(jb, e, s);
                 }
             }
         }
         case 11u: {
-            let g = gadj(out, 0u);
+            let g = gadj(jo, 0u);
             if m == 1u {
-                acc(a, 0u, g);
+                acc(ja, 0u, g);
             } else if m == 2u {
-                acc(a, 0u, g * ld(a, 3u));
-                acc(a, 1u, -g * ld(a, 2u));
-                acc(a, 2u, -g * ld(a, 1u));
-                acc(a, 3u, g * ld(a, 0u));
+                acc(ja, 0u, g * ld(va, 3u));
+                acc(ja, 1u, -g * ld(va, 2u));
+                acc(ja, 2u, -g * ld(va, 1u));
+                acc(ja, 3u, g * ld(va, 0u));
             } else if m > 0u {
-                acc_inverse_transpose(a, m, g * ld(out, 0u));
+                acc_inverse_transpose(va, ja, m, g * ld(vo, 0u));
             }
         }
         case 12u: {
-            let g = gadj(out, 0u);
+            let g = gadj(jo, 0u);
             if m == 2u {
-                let d = ld(a, 0u) * ld(a, 3u) - ld(a, 1u) * ld(a, 2u);
-                acc(a, 0u, g * ld(a, 3u) / d);
-                acc(a, 1u, -g * ld(a, 2u) / d);
-                acc(a, 2u, -g * ld(a, 1u) / d);
-                acc(a, 3u, g * ld(a, 0u) / d);
+                let d = ld(va, 0u) * ld(va, 3u) - ld(va, 1u) * ld(va, 2u);
+                acc(ja, 0u, g * ld(va, 3u) / d);
+                acc(ja, 1u, -g * ld(va, 2u) / d);
+                acc(ja, 2u, -g * ld(va, 1u) / d);
+                acc(ja, 3u, g * ld(va, 0u) / d);
             } else if m > 0u {
-                acc_inverse_transpose(a, m, g);
+                acc_inverse_transpose(va, ja, m, g);
             }
         }
         case 13u: {
@@ -567,15 +588,15 @@ fn linalg_r(op: u32, out: u32, a: u32, b: u32) {
             for (var i = 0u; i < m; i++) {
                 for (var q = 0u; q < m; q++) {
                     var s = 0.0;
-                    for (var p = 0u; p < m; p++) { s = s + ld(out, p * m + i) * gadj(out, p * m + q); }
+                    for (var p = 0u; p < m; p++) { s = s + ld(vo, p * m + i) * gadj(jo, p * m + q); }
                     T[i * m + q] = s;
                 }
             }
             for (var i = 0u; i < m; i++) {
                 for (var j = 0u; j < m; j++) {
                     var s = 0.0;
-                    for (var q = 0u; q < m; q++) { s = s + T[i * m + q] * ld(out, j * m + q); }
-                    acc(a, i * m + j, -s);
+                    for (var q = 0u; q < m; q++) { s = s + T[i * m + q] * ld(vo, j * m + q); }
+                    acc(ja, i * m + j, -s);
                 }
             }
         }
@@ -583,19 +604,19 @@ fn linalg_r(op: u32, out: u32, a: u32, b: u32) {
             // X = A^-1 B: Z = A^-T G; dB += Z; dA -= Z X^T.
             let c = cols_of(b);
             for (var i = 0u; i < m; i++) {
-                for (var j = 0u; j < m; j++) { M[i * m + j] = ld(a, j * m + i); }
+                for (var j = 0u; j < m; j++) { M[i * m + j] = ld(va, j * m + i); }
             }
-            for (var i = 0u; i < m * c; i++) { X[i] = gadj(out, i); }
+            for (var i = 0u; i < m * c; i++) { X[i] = gadj(jo, i); }
             eliminate(m, c);
             if gb {
-                for (var i = 0u; i < m * c; i++) { acc(b, i, X[i]); }
+                for (var i = 0u; i < m * c; i++) { acc(jb, i, X[i]); }
             }
             if ga {
                 for (var i = 0u; i < m; i++) {
                     for (var j = 0u; j < m; j++) {
                         var s = 0.0;
-                        for (var q = 0u; q < c; q++) { s = s + X[i * c + q] * ld(out, j * c + q); }
-                        acc(a, i * m + j, -s);
+                        for (var q = 0u; q < c; q++) { s = s + X[i * c + q] * ld(vo, j * c + q); }
+                        acc(ja, i * m + j, -s);
                     }
                 }
             }
@@ -613,11 +634,17 @@ fn reverse_op(i: u32) {
     let extra = r.extra;
     let n = len_of(out);
     if !has_adj(out) || !bit(r.mask) { return; }
+    let va = view(a);
+    let vb = view(b);
+    let vo = view(out);
+    let ja = adj_view(a);
+    let jb = adj_view(b);
+    let jo = adj_view(out);
     switch code {
         case 0u: {
             if has_adj(a) {
                 for (var e = TK; e < n; e += TW) {
-                    acc(a, e, gadj(out, e) * unary_d(sub, ld(a, e), ld(out, e)));
+                    acc(ja, e, gadj(jo, e) * unary_d(sub, ld(va, e), ld(vo, e)));
                 }
             }
         }
@@ -625,26 +652,26 @@ fn reverse_op(i: u32) {
             let sa = len_of(a) == 1u;
             let sb = len_of(b) == 1u;
             for (var e = TK; e < n; e += TW) {
-                let d = binary_d(sub, ld(a, select(e, 0u, sa)), ld(b, select(e, 0u, sb)), ld(out, e));
-                let g = gadj(out, e);
-                if !sa { acc(a, e, g * d.x); }
-                if !sb { acc(b, e, g * d.y); }
+                let d = binary_d(sub, ld(va, select(e, 0u, sa)), ld(vb, select(e, 0u, sb)), ld(vo, e));
+                let g = gadj(jo, e);
+                if !sa { acc(ja, e, g * d.x); }
+                if !sb { acc(jb, e, g * d.y); }
             }
             // A broadcast scalar's adjoint is a sum over the elements: one invocation adds it.
             if TK == 0u && (sa || sb) {
                 var s = vec2<f32>(0.0, 0.0);
                 for (var q = 0u; q < n; q++) {
-                    let d = binary_d(sub, ld(a, select(q, 0u, sa)), ld(b, select(q, 0u, sb)), ld(out, q));
-                    s = s + gadj(out, q) * d;
+                    let d = binary_d(sub, ld(va, select(q, 0u, sa)), ld(vb, select(q, 0u, sb)), ld(vo, q));
+                    s = s + gadj(jo, q) * d;
                 }
-                if sa { acc(a, 0u, s.x); }
-                if sb { acc(b, 0u, s.y); }
+                if sa { acc(ja, 0u, s.x); }
+                if sb { acc(jb, 0u, s.y); }
             }
         }
         case 2u: {
             let c = bit(extra);
             for (var e = TK; e < n; e += TW) {
-                if c { acc(a, e, gadj(out, e)); } else { acc(b, e, gadj(out, e)); }
+                if c { acc(ja, e, gadj(jo, e)); } else { acc(jb, e, gadj(jo, e)); }
             }
         }
         case 3u: {
@@ -653,14 +680,15 @@ fn reverse_op(i: u32) {
                 var eo = 0u;
                 for (var q = 0u; q < r.count; q++) {
                     let p = aux[extra + q];
-                    for (var e = 0u; e < len_of(p); e++) { acc(p, e, gadj(out, eo)); eo++; }
+                    let jp = adj_view(p);
+                    for (var e = 0u; e < len_of(p); e++) { acc(jp, e, gadj(jo, eo)); eo++; }
                 }
             }
         }
         case 4u: {
-            for (var e = TK; e < n; e += TW) { acc(a, extra + e, gadj(out, e)); }
+            for (var e = TK; e < n; e += TW) { acc(ja, extra + e, gadj(jo, e)); }
         }
-        default: { linalg_r(sub, out, a, b); }
+        default: { linalg_r(sub, a, b, va, vb, vo, ja, jb, jo); }
     }
     // The result's adjoint is not cleared: no other record reads it, and the host clears the
     // whole adjoint arena before a reverse pass.
