@@ -3,9 +3,9 @@
 # built here by scripts/build-device-bins.sh (carried in .devbin/, with the Vulkan loader in .gl/)
 # and writes under $OUT: log.txt (everything), devices.json, tests.txt, gpu-regions.txt (the region
 # path against the CPU over a (B, D) grid), calibrate-*.json (the D-dimensional Kalman example
-# under auto and cpu), gpu-regions-wg256.txt (the grid in workgroups of 256) and
-# gpu-regions-widths.txt (part of it at each forced number of invocations per lane and workgroup
-# size), in that order. Each step has its own timeout, cut to what is left of BUDGET seconds
+# under auto and cpu), gpu-regions-widths.txt (part of the grid at each forced number of
+# invocations per lane, in workgroups of 64, 256 and 1024) and gpu-regions-wg256.txt (the grid in
+# workgroups of 256), in that order. Each step has its own timeout, cut to what is left of BUDGET seconds
 # (default 560, under one 600-second device call); a step with no time left is skipped and says
 # so. GRID_*, GRIDW_*, CAL_*, CAL32_* override the sizes (a quick run on Mesa's software driver:
 # see REPRODUCE.md).
@@ -66,14 +66,14 @@ calibrate d8-auto 8 "${CAL_RESTARTS:-4096}" 5 auto
 calibrate d8-cpu 8 "${CAL_RESTARTS:-4096}" 5 cpu
 calibrate d32-auto 32 "${CAL32_RESTARTS:-4096}" 3 auto
 calibrate d32-cpu 32 "${CAL32_RESTARTS:-4096}" 3 cpu
-echo "== the grid in workgroups of 256 invocations (more lanes per workgroup)"
-grid gpu-regions-wg256.txt "${GRID_TIMEOUT:-150}" --d "${GRID_D:-2,4,8,16,32}" \
-  --lanes "${GRID_LANES:-256,1024,4096,16384}" --workgroup 256
 echo "== part of it at each lane width (--lane-width W invocations per lane) and workgroup size"
-for wg in ${GRID_WORKGROUPS:-64 256}; do
+for wg in ${GRID_WORKGROUPS:-64 256 1024}; do
   for w in ${GRID_WIDTHS:-1 4 16 64}; do
     grid gpu-regions-widths.txt "${GRIDW_TIMEOUT:-30}" --d "${GRIDW_D:-8,32}" \
       --lanes "${GRIDW_LANES:-256,4096}" --lane-width "$w" --workgroup "$wg"
   done
 done
+echo "== the grid in workgroups of 256 invocations (more lanes per workgroup)"
+grid gpu-regions-wg256.txt "${GRID_TIMEOUT:-150}" --d "${GRID_D:-2,4,8,16,32}" \
+  --lanes "${GRID_LANES:-256,1024,4096,16384}" --workgroup 256
 echo "== done $(date -u), $(($(date +%s) - start)) s"

@@ -305,12 +305,14 @@ fn every_lane_width_agrees_across_devices() {
     let Some(ctx) = gpu_or_skip("every_lane_width_agrees_across_devices") else {
         return;
     };
-    // A lane's ops shared by 4 and 64 invocations (a hardware adapter picks the width from
-    // the lane count; a software driver mostly runs one invocation per lane), in workgroups
-    // of 64 and 256 invocations. 19 lanes leave the last workgroup part empty at width 4 (16
-    // lanes a workgroup of 64, 64 lanes one of 256).
+    // A lane's ops shared by 4, 16 and 64 invocations (a hardware adapter picks the width
+    // from the lane count; a software driver mostly runs one invocation per lane), in
+    // workgroups of 64, 256 and 1024 invocations. 19 lanes leave the last workgroup part
+    // empty (at width 4, 16 lanes a workgroup of 64 and 64 one of 256; at width 16, 64 lanes
+    // a workgroup of 1024).
     let mut bad = Vec::new();
-    for (width, workgroup) in [(4, 64), (64, 64), (1, 256), (4, 256), (64, 256)] {
+    let shapes = [(4, 64), (64, 64), (1, 256), (4, 256), (64, 256), (16, 1024)];
+    for (width, workgroup) in shapes {
         let mut gpu = Session::<f32>::new();
         gpu.set_device(Some(Box::new(
             GpuRegions::new(Arc::clone(&ctx), RegionPolicy::Always)
