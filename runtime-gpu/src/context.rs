@@ -221,18 +221,19 @@ impl GpuContext {
         src: &wgpu::Buffer,
         count: usize,
     ) -> Result<Vec<T>, GpuError> {
-        self.read_back_at(during, src, 0, count)
+        self.read_back_pieces(during, &[(src, 0, count)])
     }
 
-    /// [`GpuContext::read_back`] from byte `offset` of `src` (a multiple of 4).
-    pub(crate) fn read_back_at<T: bytemuck::Pod>(
+    /// Copies the pieces `(buffer, byte offset, count)` of values of type `T` to the host, one
+    /// after the other in the result, with one wait for them all (see
+    /// [`GpuContext::read_back`]). Offsets are multiples of 4, and so are the pieces' bytes.
+    pub(crate) fn read_back_pieces<T: bytemuck::Pod>(
         &self,
         during: &str,
-        src: &wgpu::Buffer,
-        offset: u64,
-        count: usize,
+        pieces: &[(&wgpu::Buffer, u64, usize)],
     ) -> Result<Vec<T>, GpuError> {
-        let bytes = (count * std::mem::size_of::<T>()) as u64;
+        let size = std::mem::size_of::<T>() as u64;
+        let bytes: u64 = pieces.iter().map(|p| p.2 as u64 * size).sum();
         if bytes == 0 {
             return Ok(Vec::new());
         }
@@ -243,7 +244,14 @@ impl GpuContext {
                     label: Some("ndvm.read_back"),
                 })
         })?;
-        encoder.copy_buffer_to_buffer(src, offset, &staging, 0, bytes);
+        let mut at = 0;
+        for &(src, offset, count) in pieces {
+            let n = count as u64 * size;
+            if n > 0 {
+                encoder.copy_buffer_to_buffer(src, offset, &staging, at, n);
+            }
+            at += n;
+        }
         let index = self.scoped(during, || self.queue.submit([encoder.finish()]))?;
         // The map is asked for at once: it resolves when the copy is done, so one wait covers
         // the work before, the copy and the map.

@@ -217,6 +217,43 @@ fn a_region_past_the_software_drivers_loop_cap_is_split() {
 }
 
 #[test]
+fn a_pass_the_driver_cuts_short_is_an_error() {
+    let Some(ctx) = gpu_or_skip("a_pass_the_driver_cuts_short_is_an_error") else {
+        return;
+    };
+    // The region above in one dispatch (the budget of an adapter with no loop cap): Mesa's
+    // software driver ends each invocation early, and the lanes' progress counters, which come
+    // back with the region's result, say so. A real GPU runs it whole.
+    let program = Program::parse(
+        "(loop ((k 0) (y x)) (if (= k 4000) y (recur (+ k 1) (+ (* y 0.999) (* 0.001 (sin y))))))",
+    )
+    .expect("parses");
+    let device = GpuRegions::new(Arc::clone(&ctx), RegionPolicy::Always)
+        .with_visit_budget(runtime_gpu::region::HARDWARE_VISIT_BUDGET);
+    let traffic = device.traffic();
+    let mut gpu = Session::<f32>::new();
+    gpu.set_device(Some(Box::new(device)));
+    let b = lanes(&[("x".to_string(), 0.5, 2.0)], &Bindings::new(), 64, 5);
+    let adapter = ctx.adapter();
+    if adapter.device_type != "Cpu" && !adapter.name.to_ascii_lowercase().contains("llvmpipe") {
+        report(compare("long_loop", &program, &b, &["x".into()], &mut gpu));
+        return;
+    }
+    let got = gpu
+        .run(&program, &b, &RunOptions::default())
+        .expect("bound");
+    for (l, v) in got.values.iter().enumerate() {
+        match v {
+            Err(Error::Device { message }) => {
+                assert!(message.contains("short"), "lane {l}: {message}")
+            }
+            other => panic!("lane {l}: {other:?}"),
+        }
+    }
+    assert_eq!(traffic.dispatches(), 1);
+}
+
+#[test]
 fn a_lost_device_is_an_error_not_a_hang() {
     let Some(_) = gpu_or_skip("a_lost_device_is_an_error_not_a_hang") else {
         return;
@@ -493,6 +530,13 @@ fn a_regions_intermediate_values_stay_on_the_device() {
     let counts = gpu.region_counts();
     assert!(
         counts.device_regions >= 1 && counts.device_reverse == 1,
+        "{counts:?}"
+    );
+    // One wait for each forward region's results (which brings its progress counters back
+    // too), one for the adjoints.
+    assert_eq!(
+        traffic.syncs(),
+        counts.device_regions + counts.device_reverse,
         "{counts:?}"
     );
 }

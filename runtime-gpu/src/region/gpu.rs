@@ -226,11 +226,15 @@ impl GpuRegions {
         )?;
         self.adj.ensure(&self.ctx, "adjoints", 16, STORAGE)?;
         let lanes = region.lanes as usize;
-        self.progress
-            .ensure(&self.ctx, "progress", lanes as u64 * 4, STORAGE)?;
+        let (progress, which) = if reverse {
+            (&mut self.progress_back, "progress.reverse")
+        } else {
+            (&mut self.progress, "progress")
+        };
+        progress.ensure(&self.ctx, which, lanes as u64 * 4, STORAGE)?;
         let start = if reverse { region.len() as u32 } else { 0 };
         let buf = |g: &Grow| g.buffer.clone().expect("ensured");
-        let gb = buf(&self.progress);
+        let gb = buf(progress);
         let (pb, sb, ob, ab, db, mb, jb) = (
             buf(&self.params),
             buf(&self.slots),
@@ -307,7 +311,8 @@ impl GpuRegions {
     }
 
     /// Runs `region` forward over `data` (see [`shared_ir::region::RegionDevice::forward`]):
-    /// its results stay on the device; only the lanes' progress counters come back.
+    /// its results stay on the device, and the lanes' progress counters come back with the
+    /// next read, which fails if a lane fell short.
     pub fn run_forward(
         &mut self,
         region: &Region,
@@ -322,29 +327,42 @@ impl GpuRegions {
             ..RegionStats::default()
         };
         self.check(&stats)?;
+        if self.unchecked.is_some() {
+            // This pass rewrites the counters of the last one, which no read has brought back.
+            self.read_counted("reading the lanes' progress", None)?;
+        }
         let plan = self.upload(region, masks, data, upload, false)?;
         self.dispatch(region, masks, &plan, false, None)?;
-        let lanes = region.lanes as usize;
-        let gb = self.progress.buffer.clone().expect("dispatched");
-        let progress = self.read_counted("reading the lanes' progress", &gb, 0, lanes)?;
-        check_progress(&progress, region.len() as u32, "forward")
+        self.unchecked = Some((region.len() as u32, region.lanes as usize));
+        Ok(())
     }
 
-    /// Reads `count` numbers of `buffer` from number `from` on, counted in the traffic (the
-    /// bytes, and the wait: a sync).
+    /// Reads `count` numbers of `buffer` from number `from` on (when given), and with them the
+    /// progress counters of a forward pass not yet checked, in one wait; checks the counters.
+    /// Counted in the traffic: the bytes, and the wait (a sync).
     fn read_counted(
-        &self,
+        &mut self,
         during: &str,
-        buffer: &wgpu::Buffer,
-        from: usize,
-        count: usize,
+        piece: Option<(&wgpu::Buffer, usize, usize)>,
     ) -> Result<Vec<f32>, GpuError> {
+        let mut pieces: Vec<(&wgpu::Buffer, u64, usize)> = piece
+            .iter()
+            .map(|&(b, from, count)| (b, from as u64 * 4, count))
+            .collect();
+        let unchecked = self.unchecked.take();
+        let counters = self.progress.buffer.clone();
+        if let (Some((_, lanes)), Some(gb)) = (unchecked, counters.as_ref()) {
+            pieces.push((gb, 0, lanes));
+        }
         let t = Instant::now();
-        let back = self
-            .ctx
-            .read_back_at(during, buffer, from as u64 * 4, count)?;
+        let mut back: Vec<f32> = self.ctx.read_back_pieces(during, &pieces)?;
         self.traffic.add_wait(t.elapsed());
-        self.traffic.add_download(count as u64 * 4);
+        self.traffic.add_download(back.len() as u64 * 4);
+        if let (Some((end, lanes)), Some(_)) = (unchecked, counters) {
+            let at = back.len() - lanes;
+            check_progress(&back[at..], end, "forward")?;
+            back.truncate(at);
+        }
         Ok(back)
     }
 
@@ -359,7 +377,7 @@ impl GpuRegions {
                 message: "the device holds no data".into(),
             });
         };
-        let back = self.read_counted("reading a region's results", &db, from, out.len())?;
+        let back = self.read_counted("reading a region's results", Some((&db, from, out.len())))?;
         out.copy_from_slice(&back);
         Ok(())
     }
@@ -411,7 +429,7 @@ impl GpuRegions {
         })?;
         self.traffic.add_upload(seed.1.len() as u64 * 4);
         self.dispatch(region, masks, &plan, true, Some((&jb, read as u64 * 4)))?;
-        let mut back = self.read_counted("reading the adjoints", &jb, 0, read + lanes)?;
+        let mut back = self.read_counted("reading the adjoints", Some((&jb, 0, read + lanes)))?;
         check_progress(&back[read..], 0, "reverse")?;
         back.truncate(read);
         Ok(back)

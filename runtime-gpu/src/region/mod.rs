@@ -7,8 +7,10 @@
 //! ranges the host wrote since the last call (its own numbers: inputs, constants, what the CPU
 //! computed; never the region's results), runs the region's records (one dispatch on a
 //! hardware adapter; on Mesa's software driver, which silently ends an invocation after 65,535
-//! loop visits, dispatches of a few thousand each: see [`RegionPlan`]), and leaves the results on the device: the host reads back only the
-//! numbers it needs ([`GpuRegions::read_data`]). A reverse call clears the adjoint arena,
+//! loop visits, dispatches of a few thousand each: see [`RegionPlan`]), and leaves the results
+//! on the device: the host reads back only the numbers it needs ([`GpuRegions::read_data`]),
+//! and with them the lanes' progress counters of the pass, so a forward region costs no wait
+//! of its own. A reverse call clears the adjoint arena,
 //! seeds the result's adjoint, runs the tape's records backwards in the same kind of
 //! dispatches over the values already on the device, and reads back the adjoints the caller
 //! asks for. [`Traffic`] counts the bytes moved each way.
@@ -83,7 +85,14 @@ pub struct GpuRegions {
     masks: Grow,
     adj: Grow,
     params: Grow,
+    /// The lanes' progress counters of forward passes, and of reverse passes (apart, so a
+    /// reverse pass leaves the forward pass's counters to be read).
     progress: Grow,
+    progress_back: Grow,
+    /// The record the lanes of the last forward pass must have reached, and their number,
+    /// while their progress counters are not read back: they come back with the next read,
+    /// so a forward region costs no wait of its own.
+    unchecked: Option<(u32, usize)>,
     /// What the device moved and ran, over its life (shared with [`GpuRegions::traffic`]).
     traffic: Arc<Traffic>,
 }
@@ -167,6 +176,8 @@ impl GpuRegions {
             adj: Grow::default(),
             params: Grow::default(),
             progress: Grow::default(),
+            progress_back: Grow::default(),
+            unchecked: None,
             traffic: Arc::default(),
         }
     }
@@ -280,6 +291,9 @@ impl RegionDevice<f32> for GpuRegions {
     }
 
     fn defer_at(&mut self, lanes: usize) -> bool {
+        // A new walk: a forward pass of the last one whose results it never read does not
+        // matter any more.
+        self.unchecked = None;
         match self.policy {
             RegionPolicy::Always => true,
             RegionPolicy::Auto => match self.costs() {
