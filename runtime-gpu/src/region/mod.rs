@@ -329,7 +329,7 @@ impl RegionDevice<f32> for GpuRegions {
                     } else {
                         1
                     };
-                    // And a read back of the lanes' progress.
+                    // And the round trip that brings its results back.
                     c.prefer_device(stats, dispatches + 1)
                 }
                 Err(_) => false,
