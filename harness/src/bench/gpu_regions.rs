@@ -73,6 +73,12 @@ pub struct Row {
     /// running what was submitted, and the copies back); the rest is the host's walk,
     /// encoding and uploads.
     pub wait_share: Option<f64>,
+    /// Op records the regions of one evaluation ran forward (the reverse pass runs them
+    /// again, backwards).
+    pub records: Option<u64>,
+    /// Nanoseconds of those waits per record run (forward and backwards) in one warm
+    /// evaluation: when the device has lanes to spare, about one record's latency.
+    pub wait_ns_per_record: Option<f64>,
     /// Where the regions ran, or why the point was skipped.
     pub note: String,
 }
@@ -161,6 +167,8 @@ pub fn run(cfg: &Config, mut on_row: impl FnMut(&Row)) -> Result<Report, String>
                     lane_width: None,
                     syncs: None,
                     wait_share: None,
+                    records: None,
+                    wait_ns_per_record: None,
                     note: format!("skipped: about {numbers_needed} numbers per walk"),
                 });
             } else {
@@ -223,6 +231,7 @@ fn point(
     let before = gpu.region_counts();
     let got = gpu.run(program, &all, &options(0)).expect("bound");
     let after = gpu.region_counts();
+    let records = after.ops - before.ops;
     let mb = |b: u64| b as f64 / 1e6;
     let (upload_mb, download_mb, dispatches, lane_width, syncs) = (
         Some(mb(traffic.uploaded())),
@@ -245,6 +254,8 @@ fn point(
             lane_width,
             syncs,
             wait_share: None,
+            records: Some(records),
+            wait_ns_per_record: None,
             note: format!("GPU failed: {e}"),
         };
     }
@@ -263,7 +274,9 @@ fn point(
     let t = std::time::Instant::now();
     std::hint::black_box(gpu.run(program, &all, &options(0)).expect("bound"));
     let wall = t.elapsed().as_secs_f64();
-    let wait_share = Some((traffic.waited_seconds() - waited) / wall.max(1e-12));
+    let warm_wait = traffic.waited_seconds() - waited;
+    let wait_share = Some(warm_wait / wall.max(1e-12));
+    let wait_ns_per_record = Some(warm_wait * 1e9 / (2 * records).max(1) as f64);
     Row {
         d,
         lanes,
@@ -277,6 +290,8 @@ fn point(
         lane_width,
         syncs,
         wait_share,
+        records: Some(records),
+        wait_ns_per_record,
         note: if on_gpu {
             "regions on the GPU".into()
         } else {
@@ -288,7 +303,9 @@ fn point(
 /// The table's header. The traffic columns are those of one evaluation (the first, which
 /// also uploads the region tables); W is the most invocations per lane a region ran with;
 /// `syncs` the host's waits for the device per evaluation, and `wait %` their share of one
-/// warm evaluation (the device's run and the copies back; the rest is host work).
+/// warm evaluation (the device's run and the copies back; the rest is host work); `records`
+/// the op records of one evaluation's regions, and `ns/rec` the waits per record run
+/// (forward and backwards).
 pub fn print_header(cfg: &Config) {
     let wg = cfg.workgroup.unwrap_or(runtime_gpu::region::WORKGROUP);
     println!(
@@ -297,7 +314,8 @@ pub fn print_header(cfg: &Config) {
         cfg.threads
     );
     println!(
-        "{:>4} {:>7} {:>11} {:>11} {:>9} {:>12} {:>9} {:>9} {:>6} {:>3} {:>5} {:>6}  where",
+        "{:>4} {:>7} {:>11} {:>11} {:>9} {:>12} {:>9} {:>9} {:>6} {:>3} {:>5} {:>6} {:>7} {:>8}  \
+         where",
         "D",
         "lanes",
         "cpu ms",
@@ -309,7 +327,9 @@ pub fn print_header(cfg: &Config) {
         "disp",
         "W",
         "syncs",
-        "wait %"
+        "wait %",
+        "records",
+        "ns/rec"
     );
 }
 
@@ -317,7 +337,7 @@ pub fn print_header(cfg: &Config) {
 pub fn print_row(row: &Row) {
     let f = |x: Option<f64>, p: usize| x.map_or("-".to_string(), |v| format!("{v:.p$}"));
     println!(
-        "{:>4} {:>7} {:>11} {:>11} {:>9} {:>12} {:>9} {:>9} {:>6} {:>3} {:>5} {:>6}  {}",
+        "{:>4} {:>7} {:>11} {:>11} {:>9} {:>12} {:>9} {:>9} {:>6} {:>3} {:>5} {:>6} {:>7} {:>8}  {}",
         row.d,
         row.lanes,
         f(row.cpu_ms, 3),
@@ -330,6 +350,8 @@ pub fn print_row(row: &Row) {
         row.lane_width.map_or("-".into(), |n| n.to_string()),
         row.syncs.map_or("-".into(), |n| n.to_string()),
         f(row.wait_share.map(|x| x * 100.0), 1),
+        row.records.map_or("-".into(), |n| n.to_string()),
+        f(row.wait_ns_per_record, 0),
         row.note
     );
 }
