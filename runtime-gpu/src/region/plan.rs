@@ -37,8 +37,16 @@ pub fn op_visits(region: &Region, i: usize) -> u64 {
                 .get(w[1] as usize)
                 .copied()
                 .unwrap_or(LinalgOp::Dot);
+            // The loops nested deepest: over the result's elements, then a sum (the reverse
+            // rules loop the same way, once per operand).
             let c = if op.binary() { cols(b).max(len(b)) } else { 1 };
-            v += 4 * (m + 1) * (k + 1) * (c + 2) + 4 * len(a);
+            let nested = match op {
+                LinalgOp::Matmul => (m + 1) * (k + 1) * (cols(b) + 1),
+                LinalgOp::Outer => (len(a) + 1) * (len(b) + 1),
+                _ if op.factors() || op == LinalgOp::Inv => (m + 1) * (k + 1) * (c + 2),
+                _ => (m + 1) * (k + 1),
+            };
+            v += 4 * nested + 4 * len(a);
             if op.factors() || op == LinalgOp::Inv {
                 let kk = m.max(c);
                 v += 8 * m * (m + 2) * (2 * m + 2 * kk + 4) + 4 * m * m * (m + 1);
