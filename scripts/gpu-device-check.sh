@@ -4,8 +4,8 @@
 # and writes under $OUT: log.txt (everything), devices.json, tests.txt, gpu-regions.txt (the region
 # path against the CPU over a (B, D) grid), calibrate-*.json (the D-dimensional Kalman example
 # under auto and cpu), gpu-regions-widths.txt (part of the grid at each forced number of
-# invocations per lane, in workgroups of 64, 256 and 1024) and gpu-regions-wg256.txt (the grid in
-# workgroups of 256), in that order. Each step has its own timeout, cut to what is left of BUDGET seconds
+# invocations per lane, in workgroups of 64, 256 and 1024) and gpu-regions-wg256.txt and
+# gpu-regions-wg1024.txt (the grid in workgroups of 256 and 1024), in that order. Each step has its own timeout, cut to what is left of BUDGET seconds
 # (default 560, under one 600-second device call); a step with no time left is skipped and says
 # so. GRID_*, GRIDW_*, CAL_*, CAL32_* override the sizes (a quick run on Mesa's software driver:
 # see REPRODUCE.md).
@@ -73,7 +73,9 @@ for wg in ${GRID_WORKGROUPS:-64 256 1024}; do
       --lanes "${GRIDW_LANES:-256,4096}" --lane-width "$w" --workgroup "$wg"
   done
 done
-echo "== the grid in workgroups of 256 invocations (more lanes per workgroup)"
-grid gpu-regions-wg256.txt "${GRID_TIMEOUT:-150}" --d "${GRID_D:-2,4,8,16,32}" \
-  --lanes "${GRID_LANES:-256,1024,4096,16384}" --workgroup 256
+for wg in 256 1024; do
+  echo "== the grid in workgroups of $wg invocations (more lanes per workgroup)"
+  grid "gpu-regions-wg$wg.txt" "${GRID_TIMEOUT:-150}" --d "${GRID_D:-2,4,8,16,32}" \
+    --lanes "${GRID_LANES:-256,1024,4096,16384}" --workgroup "$wg"
+done
 echo "== done $(date -u), $(($(date +%s) - start)) s"
