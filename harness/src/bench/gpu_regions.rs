@@ -76,8 +76,9 @@ pub struct Row {
     /// Op records the regions of one evaluation ran forward (the reverse pass runs them
     /// again, backwards).
     pub records: Option<u64>,
-    /// Nanoseconds of those waits per record run (forward and backwards) in one warm
-    /// evaluation: when the device has lanes to spare, about one record's latency.
+    /// Nanoseconds of those waits per record run in one warm evaluation, taking the reverse
+    /// pass to run as many records as the forward regions (it runs the tape's, about as
+    /// many): when the device has lanes to spare, about one record's latency.
     pub wait_ns_per_record: Option<f64>,
     /// Where the regions ran, or why the point was skipped.
     pub note: String,

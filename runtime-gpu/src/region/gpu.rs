@@ -327,6 +327,7 @@ impl GpuRegions {
             ..RegionStats::default()
         };
         self.check(&stats)?;
+        self.sound()?;
         if self.unchecked.is_some() {
             // This pass rewrites the counters of the last one, which no read has brought back.
             self.read_counted("reading the lanes' progress", None)?;
@@ -337,6 +338,32 @@ impl GpuRegions {
         Ok(())
     }
 
+    /// Checks now, with one wait, that every lane of the last forward dispatch of `region`
+    /// reached its end.
+    pub(crate) fn check_forward(&mut self, region: &Region) -> Result<(), GpuError> {
+        self.unchecked = Some((region.len() as u32, region.lanes as usize));
+        self.read_counted("reading the lanes' progress", None)
+            .map(drop)
+    }
+
+    /// Fails with the error of a pass the driver cut short earlier in this walk.
+    fn sound(&self) -> Result<(), GpuError> {
+        match &self.cut_short {
+            Some(e) => Err(e.clone()),
+            None => Ok(()),
+        }
+    }
+
+    /// Checks that every lane's progress counter reached `end`; a pass cut short fails the
+    /// rest of the walk too.
+    fn check_lanes(&mut self, progress: &[f32], end: u32, pass: &str) -> Result<(), GpuError> {
+        let r = check_progress(progress, end, pass);
+        if let Err(e) = &r {
+            self.cut_short = Some(e.clone());
+        }
+        r
+    }
+
     /// Reads `count` numbers of `buffer` from number `from` on (when given), and with them the
     /// progress counters of a forward pass not yet checked, in one wait; checks the counters.
     /// Counted in the traffic: the bytes, and the wait (a sync).
@@ -345,6 +372,7 @@ impl GpuRegions {
         during: &str,
         piece: Option<(&wgpu::Buffer, usize, usize)>,
     ) -> Result<Vec<f32>, GpuError> {
+        self.sound()?;
         let mut pieces: Vec<(&wgpu::Buffer, u64, usize)> = piece
             .iter()
             .map(|&(b, from, count)| (b, from as u64 * 4, count))
@@ -360,7 +388,7 @@ impl GpuRegions {
         self.traffic.add_download(back.len() as u64 * 4);
         if let (Some((end, lanes)), Some(_)) = (unchecked, counters) {
             let at = back.len() - lanes;
-            check_progress(&back[at..], end, "forward")?;
+            self.check_lanes(&back[at..], end, "forward")?;
             back.truncate(at);
         }
         Ok(back)
@@ -402,6 +430,7 @@ impl GpuRegions {
             ..RegionStats::default()
         };
         self.check(&stats)?;
+        self.sound()?;
         let plan = self.upload(region, masks, data, upload, true)?;
         let read = read.min(adj_len);
         let lanes = region.lanes as usize;
@@ -430,7 +459,7 @@ impl GpuRegions {
         self.traffic.add_upload(seed.1.len() as u64 * 4);
         self.dispatch(region, masks, &plan, true, Some((&jb, read as u64 * 4)))?;
         let mut back = self.read_counted("reading the adjoints", Some((&jb, 0, read + lanes)))?;
-        check_progress(&back[read..], 0, "reverse")?;
+        self.check_lanes(&back[read..], 0, "reverse")?;
         back.truncate(read);
         Ok(back)
     }

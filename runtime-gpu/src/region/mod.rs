@@ -93,6 +93,9 @@ pub struct GpuRegions {
     /// while their progress counters are not read back: they come back with the next read,
     /// so a forward region costs no wait of its own.
     unchecked: Option<(u32, usize)>,
+    /// A pass the driver cut short in this walk: its numbers on the device are wrong, so
+    /// every later call of the walk fails with this error.
+    cut_short: Option<GpuError>,
     /// What the device moved and ran, over its life (shared with [`GpuRegions::traffic`]).
     traffic: Arc<Traffic>,
 }
@@ -178,6 +181,7 @@ impl GpuRegions {
             progress: Grow::default(),
             progress_back: Grow::default(),
             unchecked: None,
+            cut_short: None,
             traffic: Arc::default(),
         }
     }
@@ -292,8 +296,9 @@ impl RegionDevice<f32> for GpuRegions {
 
     fn defer_at(&mut self, lanes: usize) -> bool {
         // A new walk: a forward pass of the last one whose results it never read does not
-        // matter any more.
+        // matter any more, nor does a pass it saw cut short.
         self.unchecked = None;
+        self.cut_short = None;
         match self.policy {
             RegionPolicy::Always => true,
             RegionPolicy::Auto => match self.costs() {

@@ -93,6 +93,41 @@ fn serial_visits(region: &Region, i: usize, reverse: bool) -> u64 {
     }
 }
 
+/// The loop visits of record `i` that each of a lane's invocations with an element of it
+/// makes whatever their number: a product's inner sums, run whole for each element (an upper
+/// bound over the forward and reverse rules: the sums over k of a matvec and over m of its
+/// vector's adjoint; over k, n and m of a matmul; over each operand of an outer product).
+fn inner_visits(region: &Region, i: usize) -> u64 {
+    let w = &region.ops[i * OP_WORDS..(i + 1) * OP_WORDS];
+    let Some(r) = decode_op(w) else { return 0 };
+    if r.opcode != Opcode::Linalg {
+        return 0;
+    }
+    let len = |s: u32| u64::from(slot(region, s)[1]);
+    let rows = |s: u32| u64::from(slot(region, s)[4]);
+    let cols = |s: u32| u64::from(slot(region, s)[5]);
+    let (m, k) = (rows(r.a), cols(r.a));
+    match LinalgOp::ALL.get(r.sub as usize) {
+        Some(LinalgOp::Matvec) => 4 * (m + k + 2),
+        Some(LinalgOp::Matmul) => 4 * (m + k + cols(r.b) + 2),
+        Some(LinalgOp::Outer) => 4 * (len(r.a) + len(r.b) + 2),
+        _ => 0,
+    }
+}
+
+/// An upper bound on the loop visits one of a lane's `width` invocations makes for record `i`
+/// (with the interpreter's loop over the records).
+pub fn dispatch_visits(region: &Region, i: usize, reverse: bool, width: u32) -> u64 {
+    let v = op_visits(region, i) + 1;
+    if shared_elements(region, i, reverse) <= 1 {
+        return v;
+    }
+    // Each invocation runs its share of the elements, and for each the whole inner sum: with
+    // more invocations than elements, that sum is the most it runs.
+    let alone = serial_visits(region, i, reverse).min(v);
+    (v - alone).div_ceil(u64::from(width.max(1))) + alone + inner_visits(region, i) + 8
+}
+
 /// Invocations per lane for `region`: at most enough to share its widest op's elements. On a
 /// hardware adapter, no more than it takes to put [`FILL_INVOCATIONS`] to work (more lanes
 /// fill the device by themselves). On a software driver, which runs every invocation on the
@@ -133,11 +168,7 @@ impl RegionPlan {
         let mut chunks = Vec::new();
         let (mut start, mut used) = (0usize, 0u64);
         for i in 0..n {
-            let mut v = op_visits(region, i) + 1;
-            if shared_elements(region, i, reverse) > 1 {
-                let alone = serial_visits(region, i, reverse).min(v);
-                v = (v - alone).div_ceil(u64::from(width.max(1))) + alone + 8;
-            }
+            let v = dispatch_visits(region, i, reverse, width);
             if used + v > budget && i > start {
                 chunks.push(start as u32..i as u32);
                 (start, used) = (i, 0);
@@ -148,5 +179,56 @@ impl RegionPlan {
             chunks.push(start as u32..n as u32);
         }
         RegionPlan { chunks, width }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shared_ir::region::{encode_op, OpRecord};
+
+    /// A region of one linalg record `op` on per-lane slots a (rows x cols), b (rows x cols)
+    /// and out (its length), every slot with an adjoint.
+    fn one(op: LinalgOp, a: (u32, u32), b: (u32, u32), out: u32) -> Region {
+        let mut region = Region {
+            lanes: 1,
+            ..Region::default()
+        };
+        let mut at = 0;
+        for (r, c) in [a, b, (out, 1)] {
+            region.slots.extend_from_slice(&[at, r * c, 1, at, r, c]);
+            at += r * c;
+        }
+        let rec = OpRecord {
+            opcode: Opcode::Linalg,
+            sub: op.code(),
+            out: 2,
+            a: 0,
+            b: 1,
+            ..OpRecord::default()
+        };
+        encode_op(&rec, &mut region.ops);
+        region
+    }
+
+    #[test]
+    fn the_bound_holds_with_more_invocations_than_a_loop_has_elements() {
+        // Loop visits counted from the WGSL's rules (each loop header once per turn and once
+        // to leave), for the invocation with the most work, plus the loop over records.
+        // matvec forward, a 2 x 64 matrix times a 64-vector, 64 invocations: invocation 0
+        // has row 0 (1 + 1 visits of the row loop), with 65 of the sum's.
+        let matvec = one(LinalgOp::Matvec, (2, 64), (64, 1), 2);
+        assert!(dispatch_visits(&matvec, 0, false, 64) >= 68);
+        // Backwards: dA over 128 elements (3 visits), dv over 64 (2), each with a sum over 2
+        // rows (3 each): 3 + 2 + 3 + 1.
+        assert!(dispatch_visits(&matvec, 0, true, 64) >= 9);
+        // matmul backwards, (256 x 4) (4 x 1): dA over 1,024 elements with a sum over n = 1
+        // (17 visits and 16 x 2), dB over 4 elements with a sum over m = 256 (2 and 257).
+        let matmul = one(LinalgOp::Matmul, (256, 4), (4, 1), 256);
+        assert!(dispatch_visits(&matmul, 0, true, 64) >= 17 + 32 + 2 + 257 + 1);
+        // outer backwards, 256 x 2: da over 256 with a sum over 2 (5 + 4 x 3), db over 2 with
+        // a sum over 256 (2 + 257).
+        let outer = one(LinalgOp::Outer, (256, 1), (2, 1), 512);
+        assert!(dispatch_visits(&outer, 0, true, 64) >= 5 + 12 + 2 + 257 + 1);
     }
 }
