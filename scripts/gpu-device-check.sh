@@ -5,9 +5,9 @@
 # path against the CPU over a (B, D) grid), calibrate-*.json (the D-dimensional Kalman example
 # under auto and cpu), gpu-regions-widths.txt (part of the grid at each forced number of
 # invocations per lane, in workgroups of 64, 256 and 1024) and gpu-regions-wg256.txt and
-# gpu-regions-wg1024.txt (the grid in workgroups of 256 and 1024), in that order. Each step has its own timeout, cut to what is left of BUDGET seconds
-# (default 560, under one 600-second device call); a step with no time left is skipped and says
-# so. GRID_*, GRIDW_*, CAL_*, CAL32_* override the sizes (a quick run on Mesa's software driver:
+# gpu-regions-wg1024.txt (the grid in workgroups of 256 and 1024), in that order. Each step has
+# its own timeout, cut to what is left of BUDGET seconds (default 560, under one 600-second
+# device call); a step with no time left is skipped and says so. GRID_*, GRIDW_*, CAL_*, CAL32_* override the sizes (a quick run on Mesa's software driver:
 # see REPRODUCE.md).
 set -u
 out=${OUT:-/tmp/ndvm-device-out}

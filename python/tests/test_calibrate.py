@@ -84,7 +84,6 @@ def test_program_settings_lbfgs_and_default_parameters():
     assert r["loss"] == pytest.approx(1.0, abs=1e-10)
 
 
-
 def test_restarts_over_any_number_of_threads_give_the_same_fit(tmp_path):
     def fit(threads):
         return without_time(ndvm.calibrate(

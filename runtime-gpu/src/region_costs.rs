@@ -9,7 +9,6 @@ use crate::context::GpuContext;
 use crate::error::GpuError;
 use crate::region::{GpuRegions, RegionPolicy};
 use shared_ir::region::{encode_op, MaskBits, OpRecord, Opcode, Region, RegionCosts};
-
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;

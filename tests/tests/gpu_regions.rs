@@ -192,23 +192,32 @@ fn corpus_agrees_across_devices() {
     report(bad);
 }
 
+/// 4,000 iterations of three per-lane ops: one region of 12,000 records, far past the 65,535
+/// loop visits after which Mesa's driver silently ends an invocation. The program, and a
+/// session on a device that plans dispatches of at most `budget` loop visits (with its
+/// counters).
+fn long_loop(
+    ctx: &Arc<GpuContext>,
+    budget: u64,
+) -> (Program, Session<f32>, Arc<runtime_gpu::region::Traffic>) {
+    let program = Program::parse(
+        "(loop ((k 0) (y x)) (if (= k 4000) y (recur (+ k 1) (+ (* y 0.999) (* 0.001 (sin y))))))",
+    )
+    .expect("parses");
+    let device = GpuRegions::new(Arc::clone(ctx), RegionPolicy::Always).with_visit_budget(budget);
+    let traffic = device.traffic();
+    let mut gpu = Session::<f32>::new();
+    gpu.set_device(Some(Box::new(device)));
+    (program, gpu, traffic)
+}
+
 #[test]
 fn a_region_past_the_software_drivers_loop_cap_is_split() {
     let Some(ctx) = gpu_or_skip("a_region_past_the_software_drivers_loop_cap_is_split") else {
         return;
     };
-    // 4,000 iterations of three per-lane ops: one region of 12,000 records, far past the
-    // 65,535 loop visits after which Mesa's driver silently ends an invocation.
-    let program = Program::parse(
-        "(loop ((k 0) (y x)) (if (= k 4000) y (recur (+ k 1) (+ (* y 0.999) (* 0.001 (sin y))))))",
-    )
-    .expect("parses");
     // The software driver's budget on every adapter, so the split is exercised on real GPUs too.
-    let device = GpuRegions::new(Arc::clone(&ctx), RegionPolicy::Always)
-        .with_visit_budget(runtime_gpu::region::SOFTWARE_VISIT_BUDGET);
-    let traffic = device.traffic();
-    let mut gpu = Session::<f32>::new();
-    gpu.set_device(Some(Box::new(device)));
+    let (program, mut gpu, traffic) = long_loop(&ctx, runtime_gpu::region::SOFTWARE_VISIT_BUDGET);
     let inputs = [("x".to_string(), 0.5, 2.0)];
     let b = lanes(&inputs, &Bindings::new(), 256, 3);
     report(compare("long_loop", &program, &b, &["x".into()], &mut gpu));
@@ -221,18 +230,10 @@ fn a_pass_the_driver_cuts_short_is_an_error() {
     let Some(ctx) = gpu_or_skip("a_pass_the_driver_cuts_short_is_an_error") else {
         return;
     };
-    // The region above in one dispatch (the budget of an adapter with no loop cap): Mesa's
+    // The long loop in one dispatch (the budget of an adapter with no loop cap): Mesa's
     // software driver ends each invocation early, and the lanes' progress counters, which come
     // back with the region's result, say so. A real GPU (no loop cap) runs it whole.
-    let program = Program::parse(
-        "(loop ((k 0) (y x)) (if (= k 4000) y (recur (+ k 1) (+ (* y 0.999) (* 0.001 (sin y))))))",
-    )
-    .expect("parses");
-    let device = GpuRegions::new(Arc::clone(&ctx), RegionPolicy::Always)
-        .with_visit_budget(runtime_gpu::region::HARDWARE_VISIT_BUDGET);
-    let traffic = device.traffic();
-    let mut gpu = Session::<f32>::new();
-    gpu.set_device(Some(Box::new(device)));
+    let (program, mut gpu, traffic) = long_loop(&ctx, runtime_gpu::region::HARDWARE_VISIT_BUDGET);
     let b = lanes(&[("x".to_string(), 0.5, 2.0)], &Bindings::new(), 64, 5);
     if !ctx.adapter().name.to_ascii_lowercase().contains("llvmpipe") {
         report(compare("long_loop", &program, &b, &["x".into()], &mut gpu));

@@ -45,7 +45,7 @@ pub struct Config {
 }
 
 /// One (B, D) point.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize)]
 pub struct Row {
     /// State dimension D.
     pub d: usize,
@@ -158,19 +158,8 @@ pub fn run(cfg: &Config, mut on_row: impl FnMut(&Row)) -> Result<Report, String>
                 rows.push(Row {
                     d,
                     lanes,
-                    cpu_ms: None,
-                    gpu_ms: None,
-                    gpu_speedup: None,
-                    max_rel_diff: None,
-                    upload_mb: None,
-                    download_mb: None,
-                    dispatches: None,
-                    lane_width: None,
-                    syncs: None,
-                    wait_share: None,
-                    records: None,
-                    wait_ns_per_record: None,
                     note: format!("skipped: about {numbers_needed} numbers per walk"),
+                    ..Row::default()
                 });
             } else {
                 rows.push(point(cfg, &program, &ctx, &pool, d, lanes));
@@ -246,18 +235,14 @@ fn point(
             d,
             lanes,
             cpu_ms: Some(cpu_s * 1e3),
-            gpu_ms: None,
-            gpu_speedup: None,
-            max_rel_diff: None,
             upload_mb,
             download_mb,
             dispatches,
             lane_width,
             syncs,
-            wait_share: None,
             records: Some(records),
-            wait_ns_per_record: None,
             note: format!("GPU failed: {e}"),
+            ..Row::default()
         };
     }
     let on_gpu = after.device_regions > before.device_regions

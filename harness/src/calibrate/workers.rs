@@ -83,11 +83,7 @@ impl<R: Real> Workers<R> {
     pub fn region_counts(&mut self) -> RegionCounts {
         let mut all = RegionCounts::default();
         for s in &mut self.sessions {
-            let c = session(s).region_counts();
-            all.device_regions += c.device_regions;
-            all.cpu_regions += c.cpu_regions;
-            all.device_reverse += c.device_reverse;
-            all.ops += c.ops;
+            all += session(s).region_counts();
         }
         all
     }

@@ -149,6 +149,15 @@ pub struct RegionCounts {
     pub ops: u64,
 }
 
+impl std::ops::AddAssign for RegionCounts {
+    fn add_assign(&mut self, o: RegionCounts) {
+        self.device_regions += o.device_regions;
+        self.cpu_regions += o.cpu_regions;
+        self.device_reverse += o.device_reverse;
+        self.ops += o.ops;
+    }
+}
+
 /// One run of one program over one batch of lanes.
 pub(crate) struct Machine<'c, R> {
     pub code: &'c Code,

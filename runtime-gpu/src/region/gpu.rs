@@ -377,16 +377,16 @@ impl GpuRegions {
             .iter()
             .map(|&(b, from, count)| (b, from as u64 * 4, count))
             .collect();
-        let unchecked = self.unchecked.take();
-        let counters = self.progress.buffer.clone();
-        if let (Some((_, lanes)), Some(gb)) = (unchecked, counters.as_ref()) {
-            pieces.push((gb, 0, lanes));
+        // The last forward pass's end and lanes, with the buffer of its counters.
+        let unchecked = self.unchecked.take().zip(self.progress.buffer.clone());
+        if let Some(((_, lanes), gb)) = &unchecked {
+            pieces.push((gb, 0, *lanes));
         }
         let t = Instant::now();
         let mut back: Vec<f32> = self.ctx.read_back_pieces(during, &pieces)?;
         self.traffic.add_wait(t.elapsed());
         self.traffic.add_download(back.len() as u64 * 4);
-        if let (Some((end, lanes)), Some(_)) = (unchecked, counters) {
+        if let Some(((end, lanes), _)) = unchecked {
             let at = back.len() - lanes;
             self.check_lanes(&back[at..], end, "forward")?;
             back.truncate(at);

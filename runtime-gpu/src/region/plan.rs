@@ -1,7 +1,9 @@
 //! Cutting a region into dispatches: runs of records bounded by an estimate of the loop
 //! visits one invocation makes, and the invocations per lane that share each op's elements.
 
-use shared_ir::region::{decode_op, shares_elements, Opcode, Region, OP_WORDS, SLOT_WORDS};
+use shared_ir::region::{
+    decode_op, shares_elements, OpRecord, Opcode, Region, OP_WORDS, SLOT_WORDS,
+};
 use shared_ir::LinalgOp;
 use std::ops::Range;
 
@@ -14,9 +16,26 @@ pub struct RegionPlan {
     pub width: u32,
 }
 
-fn slot(region: &Region, s: u32) -> &[u32] {
-    let b = s as usize * SLOT_WORDS;
-    &region.slots[b..b + SLOT_WORDS]
+/// The shape words of a region's slot table.
+struct Shapes<'r>(&'r Region);
+impl Shapes<'_> {
+    fn word(&self, s: u32, k: usize) -> u64 {
+        u64::from(self.0.slots[s as usize * SLOT_WORDS + k])
+    }
+    fn len(&self, s: u32) -> u64 {
+        self.word(s, 1)
+    }
+    fn rows(&self, s: u32) -> u64 {
+        self.word(s, 4)
+    }
+    fn cols(&self, s: u32) -> u64 {
+        self.word(s, 5)
+    }
+}
+
+/// Record `i` of `region`, decoded.
+fn record(region: &Region, i: usize) -> Option<OpRecord> {
+    decode_op(&region.ops[i * OP_WORDS..(i + 1) * OP_WORDS])
 }
 
 /// An upper bound on the loop-header visits one invocation makes for record `i` of `region`
@@ -24,9 +43,8 @@ fn slot(region: &Region, s: u32) -> &[u32] {
 /// factorisation).
 pub fn op_visits(region: &Region, i: usize) -> u64 {
     let w = &region.ops[i * OP_WORDS..(i + 1) * OP_WORDS];
-    let len = |s: u32| u64::from(slot(region, s)[1]);
-    let rows = |s: u32| u64::from(slot(region, s)[4]);
-    let cols = |s: u32| u64::from(slot(region, s)[5]);
+    let sh = Shapes(region);
+    let (len, rows, cols) = (|s| sh.len(s), |s| sh.rows(s), |s| sh.cols(s));
     let (out, a, b) = (w[2], w[3], w[4]);
     let mut v = 8 + 4 * len(out);
     match w[0] {
@@ -60,9 +78,11 @@ pub fn op_visits(region: &Region, i: usize) -> u64 {
 /// The elements of record `i` a lane's invocations can share (1 when one invocation runs it):
 /// its result's elements, or for a product in the reverse pass, the larger operand's.
 pub fn shared_elements(region: &Region, i: usize, reverse: bool) -> u32 {
-    let w = &region.ops[i * OP_WORDS..(i + 1) * OP_WORDS];
-    let Some(rec) = decode_op(w) else { return 1 };
-    let len = |s: u32| slot(region, s)[1];
+    let Some(rec) = record(region, i) else {
+        return 1;
+    };
+    let sh = Shapes(region);
+    let len = |s| u32::try_from(sh.len(s)).unwrap_or(u32::MAX);
     // The WGSL's rule.
     if !shares_elements(rec.opcode, rec.sub, reverse) {
         return 1;
@@ -82,9 +102,9 @@ pub fn shared_elements(region: &Region, i: usize, reverse: bool) -> u32 {
 /// lane's invocations share the record: a broadcast scalar's adjoint summed over the elements
 /// (reverse), a pack's walk over its parts.
 fn serial_visits(region: &Region, i: usize, reverse: bool) -> u64 {
-    let w = &region.ops[i * OP_WORDS..(i + 1) * OP_WORDS];
-    let len = |s: u32| u64::from(slot(region, s)[1]);
-    match decode_op(w) {
+    let sh = Shapes(region);
+    let len = |s| sh.len(s);
+    match record(region, i) {
         Some(r) if r.opcode == Opcode::Binary && reverse && (len(r.a) == 1 || len(r.b) == 1) => {
             4 * len(r.out)
         }
@@ -98,19 +118,15 @@ fn serial_visits(region: &Region, i: usize, reverse: bool) -> u64 {
 /// bound over the forward and reverse rules: the sums over k of a matvec and over m of its
 /// vector's adjoint; over k, n and m of a matmul; over each operand of an outer product).
 fn inner_visits(region: &Region, i: usize) -> u64 {
-    let w = &region.ops[i * OP_WORDS..(i + 1) * OP_WORDS];
-    let Some(r) = decode_op(w) else { return 0 };
-    if r.opcode != Opcode::Linalg {
+    let Some(r) = record(region, i).filter(|r| r.opcode == Opcode::Linalg) else {
         return 0;
-    }
-    let len = |s: u32| u64::from(slot(region, s)[1]);
-    let rows = |s: u32| u64::from(slot(region, s)[4]);
-    let cols = |s: u32| u64::from(slot(region, s)[5]);
-    let (m, k) = (rows(r.a), cols(r.a));
+    };
+    let sh = Shapes(region);
+    let (m, k) = (sh.rows(r.a), sh.cols(r.a));
     match LinalgOp::ALL.get(r.sub as usize) {
         Some(LinalgOp::Matvec) => 4 * (m + k + 2),
-        Some(LinalgOp::Matmul) => 4 * (m + k + cols(r.b) + 2),
-        Some(LinalgOp::Outer) => 4 * (len(r.a) + len(r.b) + 2),
+        Some(LinalgOp::Matmul) => 4 * (m + k + sh.cols(r.b) + 2),
+        Some(LinalgOp::Outer) => 4 * (sh.len(r.a) + sh.len(r.b) + 2),
         _ => 0,
     }
 }
@@ -185,7 +201,7 @@ impl RegionPlan {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use shared_ir::region::{encode_op, OpRecord};
+    use shared_ir::region::encode_op;
 
     /// A region of one linalg record `op` on per-lane slots a (rows x cols), b (rows x cols)
     /// and out (its length), every slot with an adjoint.
