@@ -10,9 +10,10 @@
 //! | `handwritten` | the suite's small programs written by hand (the compiled baseline) |
 //! | `cli` | the `ndvm` subcommands |
 //! | `bench` | `ndvm bench` experiments |
-//! | `calibrate` | fitting parameters to data: Adam, L-BFGS, restarts as lane groups |
+//! | `calibrate` | fitting parameters to data: Adam, L-BFGS, Levenberg-Marquardt, restarts as lane groups |
 //! | `cosearch` | co-search replay of a candidate stream with the paper's protocol |
 //! | `rng` | a small seeded generator for reproducible draws |
+//! | `search` | `ndvm search`: programs and constants discovered from data |
 #![forbid(unsafe_code)]
 
 pub mod bench;
@@ -25,4 +26,5 @@ pub mod device;
 pub mod examples;
 pub mod handwritten;
 pub mod rng;
+pub mod search;
 pub use runtime_cpu::schedule;

@@ -27,6 +27,8 @@ enum Command {
     Fuzz(cli::fuzz::FuzzArgs),
     /// Fit a program's parameters to data, or to minimise its own value.
     Calibrate(cli::calibrate::CalibrateArgs),
+    /// Discover programs and their constants from a CSV of measurements.
+    Search(cli::search::SearchArgs),
     /// Replay a stream of candidate programs through calibration under a budget.
     Cosearch(cli::cosearch::CosearchArgs),
     /// The GPU adapters found, the one in use and why, its limits and measured dispatch costs.
@@ -43,6 +45,7 @@ fn main() -> ExitCode {
         Command::Bench(args) => cli::bench_cmd::main(args),
         Command::Fuzz(args) => cli::fuzz::main(args),
         Command::Calibrate(args) => cli::calibrate::main(args),
+        Command::Search(args) => cli::search::main(args),
         Command::Cosearch(args) => cli::cosearch::main(args),
         Command::Devices(args) => cli::devices::main(args),
     }

@@ -4,25 +4,29 @@
 //! several restarts run as lane groups of one walk (restart-major: lane `r * N + i` is data row
 //! `i` of restart `r`), whose lane blocks [`workers::Workers`] spreads over threads. The loss is
 //! the mean squared error against a target column, or the mean of the program's own value (a
-//! likelihood). Adam (the paper's settings by default) or L-BFGS;
+//! likelihood). Adam (the paper's settings by default), L-BFGS, or Levenberg-Marquardt for a
+//! least-squares loss;
 //! optional box constraints by projection; a non-finite loss ends a restart as failed.
 //!
 //! | file | what |
 //! | --- | --- |
 //! | `adam.rs` | Adam in the run's precision |
 //! | `lbfgs.rs` | L-BFGS with a backtracking line search |
+//! | `lm.rs` | Levenberg-Marquardt on the per-row Jacobian, restarts as lane groups |
 //! | `table.rs` | CSV data with a train/holdout split |
 //! | `report.rs` | a whole calibration as `ndvm calibrate` runs it: seeded restarts, fit, R^2 |
 //! | `workers.rs` | restarts spread over worker threads, one session each |
 
 pub mod adam;
 pub mod lbfgs;
+pub mod lm;
 pub mod report;
 pub mod table;
 pub mod workers;
 
 use adam::{Adam, AdamSettings};
 use lbfgs::{Lbfgs, LbfgsSettings};
+use lm::LmSettings;
 use runtime_cpu::{
     Binding, Bindings, GradSpec, Limits, Outcome, Program, Real, RunOptions, Session, Shape,
 };
@@ -67,6 +71,8 @@ pub enum Optimizer {
     Adam(AdamSettings),
     /// L-BFGS.
     Lbfgs(LbfgsSettings),
+    /// Levenberg-Marquardt on the per-row Jacobian (a least-squares loss only).
+    Lm(LmSettings),
 }
 
 /// How to fit.
@@ -154,9 +160,11 @@ fn lane_bindings(
 /// One evaluation's results lane by lane: each lane's value (or why it has none) and, per
 /// parameter, each lane's gradient.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct LaneResults {
-    values: Vec<Result<f64, String>>,
-    grads: Vec<Vec<f64>>,
+pub struct LaneResults {
+    /// Each lane's value.
+    pub values: Vec<Result<f64, String>>,
+    /// Per parameter, each lane's gradient (empty without gradients).
+    pub grads: Vec<Vec<f64>>,
 }
 
 impl LaneResults {
@@ -184,7 +192,7 @@ impl LaneResults {
     }
 
     /// Appends the next lanes' results.
-    pub(crate) fn extend(&mut self, next: LaneResults) {
+    pub fn extend(&mut self, next: LaneResults) {
         self.values.extend(next.values);
         if self.grads.is_empty() {
             self.grads = next.grads;
@@ -209,7 +217,8 @@ fn options(problem: &Problem, limits: Limits, lane_block: usize, with_grad: bool
     }
 }
 
-/// Evaluates lanes `lanes` of the restarts `p` (see [`lane_bindings`]).
+/// Evaluates lanes `lanes` of the restarts `p` (see [`lane_bindings`]); one restart's
+/// parameters are bound once, as one walk of every lane binds them.
 pub(crate) fn evaluate_lanes<R: Real>(
     session: &mut Session<R>,
     problem: &Problem,
@@ -219,13 +228,33 @@ pub(crate) fn evaluate_lanes<R: Real>(
     lane_block: usize,
     with_grad: bool,
 ) -> LaneResults {
-    let b = lane_bindings(problem, p, lanes.clone(), false);
+    let b = lane_bindings(problem, p, lanes.clone(), p.len() == 1);
     let opts = options(problem, limits, lane_block, with_grad);
     match session.evaluate(&problem.program, &b, &opts) {
         Ok(out) => LaneResults::of(problem, out, with_grad),
         Err(e) => LaneResults {
             values: vec![Err(e.to_string()); lanes.len()],
             grads: vec![vec![f64::NAN; lanes.len()]; problem.params.len()],
+        },
+    }
+}
+
+/// Every lane's value and gradient for the restarts `p`, in one walk of every lane.
+pub fn evaluate_all<R: Real>(
+    session: &mut Session<R>,
+    problem: &Problem,
+    p: &[Vec<f64>],
+    limits: Limits,
+    lane_block: usize,
+    with_grad: bool,
+) -> LaneResults {
+    let opts = options(problem, limits, lane_block, with_grad);
+    let lanes = p.len() * problem.rows();
+    match session.evaluate(&problem.program, &bindings(problem, p), &opts) {
+        Ok(out) => LaneResults::of(problem, out, with_grad),
+        Err(e) => LaneResults {
+            values: vec![Err(e.to_string()); lanes],
+            grads: vec![vec![f64::NAN; lanes]; problem.params.len()],
         },
     }
 }
@@ -239,11 +268,7 @@ pub fn evaluate<R: Real>(
     lane_block: usize,
     with_grad: bool,
 ) -> PerRestart {
-    let opts = options(problem, limits, lane_block, with_grad);
-    let all = match session.evaluate(&problem.program, &bindings(problem, p), &opts) {
-        Ok(out) => LaneResults::of(problem, out, with_grad),
-        Err(e) => return vec![Err(e.to_string()); p.len()],
-    };
+    let all = evaluate_all(session, problem, p, limits, lane_block, with_grad);
     losses(problem, &all, p.len(), with_grad)
 }
 
@@ -294,7 +319,7 @@ fn restart_loss(
     Ok((loss, grad))
 }
 
-fn project(p: &mut [f64], clamps: &[Option<(f64, f64)>]) {
+pub(crate) fn project(p: &mut [f64], clamps: &[Option<(f64, f64)>]) {
     for (x, c) in p.iter_mut().zip(clamps) {
         if let Some((lo, hi)) = c {
             *x = x.clamp(*lo, *hi);
@@ -313,6 +338,7 @@ pub fn fit(
     match settings.optimizer {
         Optimizer::Adam(a) => fit_adam(session, problem, init, settings, a),
         Optimizer::Lbfgs(l) => fit_lbfgs(session, problem, init, settings, l),
+        Optimizer::Lm(l) => lm::fit(session, problem, init, settings, l),
     }
 }
 

@@ -6,7 +6,10 @@
 //! (Under `--device auto`, a GPU that fails mid-run leaves each session on the CPU from then
 //! on; which blocks ran on the GPU before that depends on timing.)
 
-use super::{evaluate, evaluate_lanes, losses, LaneResults, PerRestart, Problem};
+#[cfg(test)]
+use super::evaluate;
+use super::lm::{normals, PerRestartNormal};
+use super::{evaluate_all, evaluate_lanes, losses, LaneResults, PerRestart, Problem};
 use crate::schedule::{self, Stop};
 use runtime_cpu::{Limits, Real, RegionCounts, Session};
 use std::sync::{Mutex, MutexGuard, TryLockError};
@@ -17,7 +20,19 @@ pub trait Evaluator {
     /// The number type the walks compute in (the optimiser steps in it too).
     type Number: Real;
 
-    /// Loss and gradient of every restart whose parameters are `p` (see [`evaluate`]).
+    /// Every lane's value and gradient for the restarts whose parameters are `p`, as one
+    /// walk of every lane gives them (see [`evaluate_all`]).
+    fn lanes(
+        &mut self,
+        problem: &Problem,
+        p: &[Vec<f64>],
+        limits: Limits,
+        lane_block: usize,
+        with_grad: bool,
+    ) -> LaneResults;
+
+    /// Loss and gradient of every restart whose parameters are `p` (see
+    /// [`super::evaluate`]).
     fn evaluate(
         &mut self,
         problem: &Problem,
@@ -25,7 +40,22 @@ pub trait Evaluator {
         limits: Limits,
         lane_block: usize,
         with_grad: bool,
-    ) -> PerRestart;
+    ) -> PerRestart {
+        let all = self.lanes(problem, p, limits, lane_block, with_grad);
+        losses(problem, &all, p.len(), with_grad)
+    }
+
+    /// The least-squares normal equations of every restart (see [`normals`]).
+    fn normals(
+        &mut self,
+        problem: &Problem,
+        p: &[Vec<f64>],
+        limits: Limits,
+        lane_block: usize,
+    ) -> PerRestartNormal {
+        let all = self.lanes(problem, p, limits, lane_block, true);
+        normals(problem, &all, p.len())
+    }
 
     /// `f(i, session)` for `i` in `0..n`, each on one session (several at once with
     /// [`Workers`]), the results in order of `i`.
@@ -39,15 +69,15 @@ pub trait Evaluator {
 impl<R: Real> Evaluator for Session<R> {
     type Number = R;
 
-    fn evaluate(
+    fn lanes(
         &mut self,
         problem: &Problem,
         p: &[Vec<f64>],
         limits: Limits,
         lane_block: usize,
         with_grad: bool,
-    ) -> PerRestart {
-        evaluate(self, problem, p, limits, lane_block, with_grad)
+    ) -> LaneResults {
+        evaluate_all(self, problem, p, limits, lane_block, with_grad)
     }
 
     fn each<T: Send>(
@@ -110,19 +140,18 @@ fn session<R: Real>(m: &mut Mutex<Session<R>>) -> &mut Session<R> {
 impl<R: Real> Evaluator for Workers<R> {
     type Number = R;
 
-    fn evaluate(
+    fn lanes(
         &mut self,
         problem: &Problem,
         p: &[Vec<f64>],
         limits: Limits,
         lane_block: usize,
         with_grad: bool,
-    ) -> PerRestart {
+    ) -> LaneResults {
         let lanes = p.len() * problem.rows();
-        if lane_block == 0 || p.len() <= 1 || lanes <= lane_block {
-            // One walk of every lane (the GPU), one restart (its parameters bound once), or
-            // a single block.
-            return evaluate(
+        if lane_block == 0 || lanes <= lane_block || self.sessions.len() == 1 {
+            // One walk of every lane (the GPU), a single block, or a single worker.
+            return evaluate_all(
                 session(&mut self.sessions[0]),
                 problem,
                 p,
@@ -140,7 +169,7 @@ impl<R: Real> Evaluator for Workers<R> {
         for part in parts {
             all.extend(part);
         }
-        losses(problem, &all, p.len(), with_grad)
+        all
     }
 
     fn each<T: Send>(

@@ -9,5 +9,6 @@ pub mod inputs;
 pub mod output;
 pub mod report;
 pub mod run;
+pub mod search;
 pub mod table;
 pub mod vm;

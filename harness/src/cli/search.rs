@@ -1,0 +1,422 @@
+//! `ndvm search`: discover programs and their constants from a CSV of measurements.
+
+use crate::schedule;
+use crate::search::candidate::{Candidate, Method, Origin};
+use crate::search::dataset::{Columns, Data};
+use crate::search::engine::{Checkpoint, Engine, Feed, NoFeed, Stop};
+use crate::search::front::Member;
+use crate::search::options::{Iterate, Options};
+use crate::search::proposer::{Outside, ProposerStatus};
+use crate::search::report::{self, Summary};
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use std::collections::HashMap;
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Arguments of `ndvm search`.
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Example (the LLM-SR oscillator, one minute on every core):\n  \
+    ndvm search --data data/sr/llm-sr/oscillator1/train.csv --target a \\\n    \
+    --test id=data/sr/llm-sr/oscillator1/test_id.csv \
+    --test ood=data/sr/llm-sr/oscillator1/test_ood.csv --budget 60"
+)]
+pub struct SearchArgs {
+    /// The training data: a CSV with a header of column names, one row per data point (a
+    /// `split` column of `train`/`holdout` holds rows out as the test set `holdout`).
+    #[arg(long, value_name = "TRAIN.csv")]
+    pub data: PathBuf,
+    /// The column to model.
+    #[arg(long, value_name = "COL")]
+    pub target: String,
+    /// A held-out set, reported by name (several allowed).
+    #[arg(long = "test", value_name = "NAME=FILE.csv")]
+    pub tests: Vec<String>,
+    /// The input columns (default: every column but the target).
+    #[arg(long, value_name = "a,b,...", value_delimiter = ',')]
+    pub inputs: Option<Vec<String>>,
+    /// The operators programs are built from.
+    #[arg(long, value_name = "LIST", default_value = crate::search::ops::DEFAULT)]
+    pub ops: String,
+    /// The largest complexity (node count) of a built-in candidate.
+    #[arg(long, value_name = "N", default_value_t = Options::default().max_complexity)]
+    pub max_complexity: usize,
+    /// Wall-clock budget in seconds (default 60 without --max-evals).
+    #[arg(long, value_name = "SECONDS")]
+    pub budget: Option<f64>,
+    /// Stop after this many candidates (with --seed, the front is the same for any --threads).
+    #[arg(long, value_name = "N")]
+    pub max_evals: Option<u64>,
+    /// The seed of every random choice.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Worker threads (default: every core).
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// An outside proposer: a command that speaks the JSON-lines protocol of docs/search.md.
+    #[arg(long, value_name = "\"CMD ARGS\"")]
+    pub proposer: Option<String>,
+    /// Only the outside proposer proposes; the search ends when it does.
+    #[arg(long, requires = "proposer")]
+    pub proposer_only: bool,
+    /// Seconds the outside proposer may stay silent before it is given up.
+    #[arg(long, value_name = "S", default_value_t = 30.0)]
+    pub proposer_timeout: f64,
+    /// Programs to start from: JSON lines `{"src", "init"}` (`init` optional).
+    #[arg(long, value_name = "FILE.jsonl")]
+    pub seed_programs: Option<PathBuf>,
+    /// Writes the front (front.jsonl, front.csv, front.svg), the best loss against time
+    /// (progress.svg) and a checkpoint (checkpoint.json) here.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Continues the search of a checkpoint in DIR (its settings; the budget, --max-evals and
+    /// --threads of this command).
+    #[arg(long, value_name = "DIR")]
+    pub resume: Option<PathBuf>,
+    /// `text` or `json`.
+    #[arg(long, default_value = "text", value_parser = ["text", "json"])]
+    pub format: String,
+    /// How candidates are fitted.
+    #[arg(long, value_enum, default_value_t = Method::Lm)]
+    pub fit: Method,
+    /// Iterations per fit.
+    #[arg(long, value_name = "N", default_value_t = Options::default().fit.iterations)]
+    pub iterations: usize,
+    /// Restarts per fit (lane groups of one walk).
+    #[arg(long, value_name = "N", default_value_t = Options::default().fit.restarts)]
+    pub restarts: usize,
+    /// Training rows fitted on during the search (0: all); the front is refitted on all.
+    #[arg(long, value_name = "N", default_value_t = Options::default().fit_rows)]
+    pub fit_rows: usize,
+    /// Islands of the built-in proposer.
+    #[arg(long, value_name = "N", default_value_t = Options::default().islands)]
+    pub islands: usize,
+    /// Members per island.
+    #[arg(long, value_name = "N", default_value_t = Options::default().population)]
+    pub population: usize,
+    /// Selection's penalty per node.
+    #[arg(long, value_name = "X", default_value_t = Options::default().parsimony)]
+    pub parsimony: f64,
+    /// Whether built-in candidates may `iterate`: `auto` when an input column holds trip
+    /// counts (non-negative integers), `on`, `off`.
+    #[arg(long, value_enum, default_value_t = Iterate::Auto)]
+    pub iterate: Iterate,
+    /// No `let`-shared subexpressions in built-in candidates.
+    #[arg(long)]
+    pub no_share: bool,
+    /// Node visits allowed per walk (a runaway candidate fails at this budget).
+    #[arg(long, value_name = "N", default_value_t = Options::default().fit.max_steps)]
+    pub max_steps: u64,
+}
+
+/// Runs `ndvm search`.
+pub fn main(args: SearchArgs) -> ExitCode {
+    match run(&args) {
+        Ok(code) => code,
+        Err(message) => {
+            eprintln!("error: {message}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn options(args: &SearchArgs) -> Options {
+    let d = Options::default();
+    Options {
+        ops: args.ops.split(',').map(|s| s.trim().to_string()).collect(),
+        max_complexity: args.max_complexity,
+        islands: args.islands.max(1),
+        population: args.population.max(2),
+        offspring: (args.population / 2).max(1),
+        parsimony: args.parsimony,
+        fit: crate::search::candidate::FitSettings {
+            method: args.fit,
+            iterations: args.iterations,
+            restarts: args.restarts.max(1),
+            max_steps: args.max_steps,
+            ..d.fit.clone()
+        },
+        fit_rows: args.fit_rows,
+        iterate: args.iterate,
+        share: !args.no_share,
+        seed: args.seed,
+        ..d
+    }
+}
+
+fn tests(args: &SearchArgs) -> Result<Vec<(String, PathBuf)>, String> {
+    args.tests
+        .iter()
+        .map(|t| match t.split_once('=') {
+            Some((n, f)) if !n.is_empty() && !f.is_empty() => Ok((n.to_string(), PathBuf::from(f))),
+            _ => Err(format!("--test {t}: expected NAME=FILE.csv")),
+        })
+        .collect()
+}
+
+/// Reads `--seed-programs`: one `{"src", "init"}` per line.
+fn seed_programs(path: &Path, inputs: &[String]) -> Result<Vec<Candidate>, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let at = |e: String| format!("{}:{}: {e}", path.display(), i + 1);
+        let v: serde_json::Value = serde_json::from_str(line).map_err(|e| at(e.to_string()))?;
+        let src = v["src"].as_str().ok_or_else(|| at("no `src`".into()))?;
+        let init: HashMap<String, f64> = v["init"]
+            .as_object()
+            .map(|m| {
+                m.iter()
+                    .filter_map(|(k, x)| Some((k.clone(), x.as_f64()?)))
+                    .collect()
+            })
+            .unwrap_or_default();
+        out.push(Candidate::from_source(src, &init, inputs, Origin::Seed, None).map_err(at)?);
+    }
+    Ok(out)
+}
+
+fn run(args: &SearchArgs) -> Result<ExitCode, String> {
+    let started = Instant::now();
+    let cols = Columns {
+        target: args.target.clone(),
+        inputs: args.inputs.clone(),
+    };
+    let data = Data::read(&args.data, &tests(args)?, &cols)?;
+    let threads = args.threads.unwrap_or_else(schedule::cores).max(1);
+    let mut engine = match &args.resume {
+        Some(dir) => {
+            let path = dir.join("checkpoint.json");
+            let text = std::fs::read_to_string(&path)
+                .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            let c: Checkpoint = serde_json::from_str(&text)
+                .map_err(|e| format!("{}: not a checkpoint of ndvm search: {e}", path.display()))?;
+            Engine::resume(c, data, threads)?
+        }
+        None => {
+            let seeds = match &args.seed_programs {
+                Some(p) => seed_programs(p, &data.inputs)?,
+                None => Vec::new(),
+            };
+            Engine::new(options(args), data, threads, seeds)?
+        }
+    };
+    let out = args.out.clone().or_else(|| args.resume.clone());
+    if let Some(dir) = &out {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    }
+    let interrupt = Arc::new(AtomicBool::new(false));
+    // A first Ctrl-C stops the search cleanly; a second one ends the process at once.
+    let _ = signal_hook::flag::register_conditional_shutdown(
+        signal_hook::consts::SIGINT,
+        130,
+        Arc::clone(&interrupt),
+    );
+    let _ = signal_hook::flag::register(signal_hook::consts::SIGINT, Arc::clone(&interrupt));
+    let budget = match (args.budget, args.max_evals) {
+        (Some(b), _) => Some(b),
+        (None, None) => Some(60.0),
+        (None, Some(_)) => None,
+    };
+    // The final refit of the front on every row runs inside the budget.
+    let search_until = budget.map(|b| started + Duration::from_secs_f64(b * 0.95));
+    let stop = Stop {
+        max_evals: args.max_evals,
+        deadline: search_until,
+        interrupt: Arc::clone(&interrupt),
+        proposer_only: args.proposer_only,
+    };
+    let mut outside = match &args.proposer {
+        Some(cmd) => Some(Outside::start(
+            cmd,
+            &engine,
+            Duration::from_secs_f64(args.proposer_timeout.max(0.01)),
+            Arc::clone(&interrupt),
+        )?),
+        None => None,
+    };
+    let bar = progress(budget);
+    let mut last_save = Instant::now();
+    {
+        let feed: &mut dyn Feed = match outside.as_mut() {
+            Some(o) => o,
+            None => &mut NoFeed,
+        };
+        engine.run(feed, &stop, &mut |e: &Engine| {
+            if let Some(bar) = &bar {
+                let s = e.seconds();
+                let best = e
+                    .hall
+                    .best_loss()
+                    .map_or("-".into(), |b| format!("{b:.4e}"));
+                bar.set_message(format!(
+                    "{} evals, {:.0} fits/s, best loss {best}, front {}",
+                    e.counters.evaluations,
+                    e.counters.fits as f64 / s.max(1e-9),
+                    e.hall.front().len()
+                ));
+            }
+            if let Some(dir) = &out {
+                if last_save.elapsed() > Duration::from_secs(30) {
+                    let _ = save_checkpoint(dir, e);
+                    last_save = Instant::now();
+                }
+            }
+        });
+    }
+    if let Some(bar) = &bar {
+        bar.set_message("fitting the front on every training row");
+    }
+    let stopped = if interrupt.load(Ordering::Relaxed) {
+        "interrupted"
+    } else if args
+        .max_evals
+        .is_some_and(|m| engine.counters.evaluations >= m)
+    {
+        "max-evals"
+    } else if args.proposer_only {
+        "proposer"
+    } else {
+        "budget"
+    };
+    let proposer_status = outside.as_mut().map(|o| o.finish());
+    if let Some(dir) = &out {
+        save_checkpoint(dir, &engine)?;
+    }
+    engine.polish();
+    let front: Vec<Member> = engine.hall.front().into_iter().cloned().collect();
+    let rows = report::rows(&mut engine, &front);
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    let summary = Summary {
+        evaluations: engine.counters.evaluations,
+        seconds: engine.seconds(),
+        fits_per_second: engine.counters.fits as f64 / engine.seconds().max(1e-9),
+        failed: engine.counters.failed,
+        distinct_skeletons: engine.counters.distinct_skeletons,
+        threads,
+        seed: engine.options.seed,
+        fits: engine.counters.fits,
+        cache_hits: engine.counters.cache_hits,
+        decodes_reused: engine.counters.decodes_reused,
+        generations: engine.counters.generations,
+        walks: engine.counters.walks,
+        fit_rows: engine.fit_rows.y.len(),
+        train_rows: engine.data.train.rows(),
+        stopped: stopped.to_string(),
+        proposer: proposer_status.as_ref().map(ProposerStatus::json),
+    };
+    let test_names: Vec<String> = engine.data.tests.iter().map(|t| t.name.clone()).collect();
+    if let Some(dir) = &out {
+        write_outputs(dir, &engine, &rows, &test_names)?;
+    }
+    if args.format == "json" {
+        let v = serde_json::json!({ "summary": summary, "front": rows });
+        println!("{v}");
+    } else {
+        print_text(&summary, &rows, &test_names, proposer_status.as_ref());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn save_checkpoint(dir: &Path, e: &Engine) -> Result<(), String> {
+    let path = dir.join("checkpoint.json");
+    let tmp = dir.join("checkpoint.json.tmp");
+    let text = serde_json::to_string(&e.checkpoint()).map_err(|e| e.to_string())?;
+    std::fs::write(&tmp, text).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
+    std::fs::rename(&tmp, &path).map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+fn write_outputs(
+    dir: &Path,
+    e: &Engine,
+    rows: &[report::Row],
+    tests: &[String],
+) -> Result<(), String> {
+    let write = |name: &str, text: String| {
+        let p = dir.join(name);
+        std::fs::write(&p, text).map_err(|e| format!("cannot write {}: {e}", p.display()))
+    };
+    let mut jsonl = String::new();
+    for r in rows {
+        jsonl.push_str(&serde_json::to_string(r).map_err(|e| e.to_string())?);
+        jsonl.push('\n');
+    }
+    write("front.jsonl", jsonl)?;
+    write("front.csv", report::csv(rows, tests))?;
+    let pts: Vec<(f64, f64)> = rows
+        .iter()
+        .map(|r| (r.complexity as f64, r.train_loss))
+        .collect();
+    write(
+        "front.svg",
+        report::svg(
+            &pts,
+            "Pareto front",
+            "complexity (nodes)",
+            "training MSE",
+            true,
+        ),
+    )?;
+    write(
+        "progress.svg",
+        report::svg(
+            &e.history,
+            "Best loss against time",
+            "seconds",
+            "MSE on the fit rows",
+            true,
+        ),
+    )
+}
+
+fn progress(budget: Option<f64>) -> Option<ProgressBar> {
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = ProgressBar::new_spinner();
+    let template = match budget {
+        Some(b) => format!("{{elapsed_precise}} / {b:.0} s  {{msg}}"),
+        None => "{elapsed_precise}  {msg}".to_string(),
+    };
+    bar.set_style(ProgressStyle::with_template(&template).expect("a valid template"));
+    bar.enable_steady_tick(Duration::from_millis(250));
+    Some(bar)
+}
+
+fn print_text(s: &Summary, rows: &[report::Row], tests: &[String], p: Option<&ProposerStatus>) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(
+        out,
+        "{} candidates in {:.1} s on {} thread(s): {} fits ({:.0} per second), {} from the \
+         skeleton cache, {} failed, {} distinct skeletons; stopped by {}",
+        s.evaluations,
+        s.seconds,
+        s.threads,
+        s.fits,
+        s.fits_per_second,
+        s.cache_hits,
+        s.failed,
+        s.distinct_skeletons,
+        s.stopped
+    );
+    if let Some(p) = p {
+        let _ = writeln!(out, "outside proposer: {}", p.describe());
+    }
+    let _ = writeln!(
+        out,
+        "\nPareto front (complexity against training MSE, on {} rows):",
+        s.train_rows
+    );
+    let _ = write!(out, "{}", report::table(rows, tests));
+}

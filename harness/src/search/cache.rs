@@ -1,0 +1,128 @@
+//! The skeleton cache: a program text seen before (its constants are named parameters, so the
+//! text is its skeleton) reuses its decode and its fitted constants instead of being decoded
+//! and fitted again.
+
+use runtime_cpu::Program;
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+
+/// What the cache knows of one skeleton.
+#[derive(Clone, Debug)]
+pub struct Entry {
+    /// The decoded program.
+    pub program: Program,
+    /// The best fitted values so far.
+    pub values: Vec<f64>,
+    /// Their loss, or why the fit failed.
+    pub loss: Result<f64, String>,
+}
+
+/// A skeleton's fit as a checkpoint keeps it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Saved {
+    /// The program text.
+    pub src: String,
+    /// Fitted values.
+    pub values: Vec<f64>,
+    /// The loss, or the failure.
+    pub loss: Result<f64, String>,
+}
+
+/// Skeletons by text; emptied when it outgrows its capacity (so a long search keeps bounded
+/// memory, the same way on every run).
+#[derive(Debug, Default)]
+pub struct Cache {
+    map: HashMap<String, Entry>,
+    capacity: usize,
+}
+
+impl Cache {
+    /// An empty cache of at most `capacity` skeletons.
+    pub fn new(capacity: usize) -> Cache {
+        Cache {
+            map: HashMap::new(),
+            capacity: capacity.max(1),
+        }
+    }
+
+    /// The entry for `src`.
+    pub fn get(&self, src: &str) -> Option<&Entry> {
+        self.map.get(src)
+    }
+
+    /// Records a fit of `src`: a new skeleton, or a better fit of a known one. True when the
+    /// skeleton was new.
+    pub fn record(
+        &mut self,
+        src: &str,
+        program: &Program,
+        values: &[f64],
+        loss: &Result<f64, String>,
+    ) -> bool {
+        if let Some(e) = self.map.get_mut(src) {
+            let better = match (&e.loss, loss) {
+                (Ok(old), Ok(new)) => new < old,
+                (Err(_), Ok(_)) => true,
+                _ => false,
+            };
+            if better {
+                e.values = values.to_vec();
+                e.loss = loss.clone();
+            }
+            return false;
+        }
+        if self.map.len() >= self.capacity {
+            self.map.clear();
+        }
+        self.map.insert(
+            src.to_string(),
+            Entry {
+                program: program.clone(),
+                values: values.to_vec(),
+                loss: loss.clone(),
+            },
+        );
+        true
+    }
+
+    /// Every entry, in a fixed order, for a checkpoint.
+    pub fn save(&self) -> Vec<Saved> {
+        let mut all: Vec<Saved> = self
+            .map
+            .iter()
+            .map(|(src, e)| Saved {
+                src: src.clone(),
+                values: e.values.clone(),
+                loss: e.loss.clone(),
+            })
+            .collect();
+        all.sort_by(|a, b| a.src.cmp(&b.src));
+        all
+    }
+
+    /// Entries from a checkpoint (each decoded again; one that no longer decodes is skipped).
+    pub fn load(&mut self, saved: Vec<Saved>) {
+        for s in saved {
+            if let Ok(program) = Program::parse(&s.src) {
+                self.map.insert(
+                    s.src,
+                    Entry {
+                        program,
+                        values: s.values,
+                        loss: s.loss,
+                    },
+                );
+            }
+        }
+    }
+
+    /// Skeletons held.
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    /// True when empty.
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+}

@@ -1,0 +1,436 @@
+//! The data of a search: a CSV with a header of column names, its rows the lanes. The inputs
+//! form an `ndarray` table (rows by inputs, column-major, so each input is one contiguous
+//! column to bind as lanes); the target is one column. Every problem with the data is an error
+//! that names the file, the line and the column.
+
+use ndarray::{Array1, Array2, ShapeBuilder};
+use std::path::Path;
+
+/// Rows and columns as read: numbers, and the `split` column's words when there is one.
+#[derive(Clone, Debug)]
+pub struct Csv {
+    /// Where it came from (for messages).
+    pub file: String,
+    /// Column names, in file order, `split` excluded.
+    pub names: Vec<String>,
+    /// Columns parallel to `names`.
+    pub columns: Vec<Vec<f64>>,
+    /// The file line of each row (the header is line 1).
+    pub lines: Vec<usize>,
+    /// Each row's `split` word, when the file has that column.
+    pub split: Option<Vec<String>>,
+}
+
+impl Csv {
+    /// Reads a CSV file.
+    pub fn read(path: &Path) -> Result<Csv, String> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        Csv::parse(&text, &path.display().to_string())
+    }
+
+    /// Parses CSV text with a header; `file` names it in messages.
+    pub fn parse(text: &str, file: &str) -> Result<Csv, String> {
+        let mut reader = csv::ReaderBuilder::new()
+            .trim(csv::Trim::All)
+            .flexible(true)
+            .from_reader(text.as_bytes());
+        let header: Vec<String> = reader
+            .headers()
+            .map_err(|e| format!("{file}: cannot read the header: {e}"))?
+            .iter()
+            .map(str::to_string)
+            .collect();
+        if header.iter().all(String::is_empty) {
+            return Err(format!(
+                "{file}: the file is empty (no header of column names)"
+            ));
+        }
+        for (i, h) in header.iter().enumerate() {
+            if h.is_empty() {
+                return Err(format!("{file}:1: column {} has no name", i + 1));
+            }
+            if header[..i].contains(h) {
+                return Err(format!("{file}:1: column `{h}` appears twice"));
+            }
+        }
+        let split_col = header.iter().position(|h| h == "split");
+        let names: Vec<String> = header
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| Some(i) != split_col)
+            .map(|(_, h)| h.clone())
+            .collect();
+        let mut columns = vec![Vec::new(); names.len()];
+        let mut split = split_col.map(|_| Vec::new());
+        let mut lines = Vec::new();
+        for rec in reader.records() {
+            let rec = rec.map_err(|e| match e.position() {
+                Some(p) => format!("{file}:{}: {e}", p.line()),
+                None => format!("{file}: {e}"),
+            })?;
+            let line = rec
+                .position()
+                .map_or(lines.len() + 2, |p| p.line() as usize);
+            if rec.len() != header.len() {
+                return Err(format!(
+                    "{file}:{line}: {} cells where the header has {} columns",
+                    rec.len(),
+                    header.len()
+                ));
+            }
+            let mut k = 0;
+            for (i, cell) in rec.iter().enumerate() {
+                if Some(i) == split_col {
+                    if let Some(s) = &mut split {
+                        s.push(cell.to_string());
+                    }
+                    continue;
+                }
+                if cell.is_empty() {
+                    return Err(format!("{file}:{line}: column `{}` is empty", header[i]));
+                }
+                let x: f64 = cell.parse().map_err(|_| {
+                    format!(
+                        "{file}:{line}: column `{}`: `{cell}` is not a number",
+                        header[i]
+                    )
+                })?;
+                columns[k].push(x);
+                k += 1;
+            }
+            lines.push(line);
+        }
+        Ok(Csv {
+            file: file.to_string(),
+            names,
+            columns,
+            lines,
+            split,
+        })
+    }
+
+    /// The index of column `name`, or an error listing the columns.
+    pub fn find(&self, name: &str, role: &str) -> Result<usize, String> {
+        self.names.iter().position(|n| n == name).ok_or_else(|| {
+            format!(
+                "{}: no column `{name}` ({role}); the columns are {}",
+                self.file,
+                self.names.join(", ")
+            )
+        })
+    }
+
+    /// The rows whose `split` word is one of `words` (every row when there is no split).
+    pub fn rows_where(&self, words: &[&str]) -> Vec<usize> {
+        match &self.split {
+            None => (0..self.lines.len()).collect(),
+            Some(s) => (0..s.len())
+                .filter(|&r| words.contains(&s[r].as_str()))
+                .collect(),
+        }
+    }
+}
+
+/// Inputs and target of one set of rows.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Dataset {
+    /// Rows by inputs, column-major.
+    pub x: Array2<f64>,
+    /// The target on each row.
+    pub y: Array1<f64>,
+}
+
+impl Dataset {
+    /// Number of rows.
+    pub fn rows(&self) -> usize {
+        self.y.len()
+    }
+
+    /// Input column `j` as a slice.
+    pub fn column(&self, j: usize) -> &[f64] {
+        self.x
+            .column(j)
+            .to_slice()
+            .expect("column-major storage: a column is contiguous")
+    }
+
+    /// The rows `rows` of this set, in that order.
+    pub fn select(&self, rows: &[usize]) -> Dataset {
+        let x = Array2::from_shape_fn((rows.len(), self.x.ncols()).f(), |(i, j)| {
+            self.x[(rows[i], j)]
+        });
+        let y = rows.iter().map(|&r| self.y[r]).collect();
+        Dataset { x, y }
+    }
+
+    /// The population variance of the target.
+    pub fn target_variance(&self) -> f64 {
+        let n = self.rows() as f64;
+        let mean = self.y.sum() / n;
+        self.y.iter().map(|t| (t - mean) * (t - mean)).sum::<f64>() / n
+    }
+}
+
+/// A held-out set, reported by name.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TestSet {
+    /// `NAME` of `--test NAME=FILE`, or `holdout` for a `split` column's held-out rows.
+    pub name: String,
+    /// Its rows.
+    pub data: Dataset,
+}
+
+/// Everything a search reads: the inputs' and target's names, the training rows and the tests.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Data {
+    /// Input names, in column order.
+    pub inputs: Vec<String>,
+    /// The target's name.
+    pub target: String,
+    /// Training rows.
+    pub train: Dataset,
+    /// Held-out sets.
+    pub tests: Vec<TestSet>,
+}
+
+/// How to pick the columns.
+#[derive(Clone, Debug, Default)]
+pub struct Columns {
+    /// The target column.
+    pub target: String,
+    /// The inputs (`None`: every column but the target).
+    pub inputs: Option<Vec<String>>,
+}
+
+/// Checks that `name` can be an input of a program: a plain name of the language, not one of
+/// its keywords or primitives.
+pub fn check_input_name(name: &str, file: &str) -> Result<(), String> {
+    let ok = runtime_cpu::Program::parse(name)
+        .map(|p| p.inputs().collect::<Vec<_>>() == [name])
+        .unwrap_or(false);
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "{file}:1: column `{name}` cannot be an input's name: a program would not read it as \
+             a variable (it is a keyword or primitive of the language, or not a plain name); \
+             rename the column"
+        ))
+    }
+}
+
+/// Builds the dataset of `rows` of `csv` from its columns `inputs` and `target`, checking
+/// every number is finite.
+fn dataset(csv: &Csv, inputs: &[usize], target: usize, rows: &[usize]) -> Result<Dataset, String> {
+    for &j in inputs.iter().chain(std::iter::once(&target)) {
+        for &r in rows {
+            let v = csv.columns[j][r];
+            if !v.is_finite() {
+                return Err(format!(
+                    "{}:{}: column `{}` is {v}: every number must be finite",
+                    csv.file, csv.lines[r], csv.names[j]
+                ));
+            }
+        }
+    }
+    let x = Array2::from_shape_fn((rows.len(), inputs.len()).f(), |(i, j)| {
+        csv.columns[inputs[j]][rows[i]]
+    });
+    let y = rows.iter().map(|&r| csv.columns[target][r]).collect();
+    Ok(Dataset { x, y })
+}
+
+/// Checks a set has rows to fit or score on and a target that varies.
+fn check_rows(d: &Dataset, file: &str, what: &str, target: &str) -> Result<(), String> {
+    if d.rows() < 2 {
+        return Err(format!(
+            "{file}: {what} has {} row(s); at least 2 are needed",
+            d.rows()
+        ));
+    }
+    if d.target_variance() <= 0.0 {
+        return Err(format!(
+            "{file}: the target `{target}` is the same ({}) on every row of {what}: there is \
+             nothing to fit, and NMSE and R^2 are undefined",
+            d.y[0]
+        ));
+    }
+    Ok(())
+}
+
+impl Data {
+    /// Reads the training file and the named test files.
+    pub fn read(
+        train: &Path,
+        tests: &[(String, std::path::PathBuf)],
+        cols: &Columns,
+    ) -> Result<Data, String> {
+        let csv = Csv::read(train)?;
+        let named: Vec<(String, Csv)> = tests
+            .iter()
+            .map(|(n, p)| Csv::read(p).map(|c| (n.clone(), c)))
+            .collect::<Result<_, _>>()?;
+        Data::from_csv(&csv, &named, cols)
+    }
+
+    /// Builds the data from parsed tables.
+    pub fn from_csv(csv: &Csv, tests: &[(String, Csv)], cols: &Columns) -> Result<Data, String> {
+        let target = csv.find(&cols.target, "the target")?;
+        let inputs: Vec<String> = match &cols.inputs {
+            Some(list) => {
+                for name in list {
+                    csv.find(name, "an input")?;
+                    if *name == cols.target {
+                        return Err(format!("`{name}` is the target; it cannot be an input too"));
+                    }
+                }
+                list.clone()
+            }
+            None => csv
+                .names
+                .iter()
+                .filter(|n| **n != cols.target)
+                .cloned()
+                .collect(),
+        };
+        if inputs.is_empty() {
+            return Err(format!(
+                "{}: no inputs: the only column is the target `{}`",
+                csv.file, cols.target
+            ));
+        }
+        for name in &inputs {
+            check_input_name(name, &csv.file)?;
+        }
+        let idx: Vec<usize> = inputs
+            .iter()
+            .map(|n| csv.find(n, "an input"))
+            .collect::<Result<_, _>>()?;
+        if let Some(words) = &csv.split {
+            for (r, w) in words.iter().enumerate() {
+                if !["train", "holdout", "test"].contains(&w.as_str()) {
+                    return Err(format!(
+                        "{}:{}: split must be `train` or `holdout`, not `{w}`",
+                        csv.file, csv.lines[r]
+                    ));
+                }
+            }
+        }
+        let train_rows = csv.rows_where(&["train"]);
+        let train = dataset(csv, &idx, target, &train_rows)?;
+        check_rows(&train, &csv.file, "the training data", &cols.target)?;
+        let mut sets = Vec::new();
+        if csv.split.is_some() {
+            let rows = csv.rows_where(&["holdout", "test"]);
+            if !rows.is_empty() {
+                let d = dataset(csv, &idx, target, &rows)?;
+                check_rows(&d, &csv.file, "the held-out rows", &cols.target)?;
+                sets.push(TestSet {
+                    name: "holdout".into(),
+                    data: d,
+                });
+            }
+        }
+        for (name, t) in tests {
+            if sets.iter().any(|s: &TestSet| s.name == *name) {
+                return Err(format!(
+                    "--test {name}: a test set of that name is given twice"
+                ));
+            }
+            let ti = t.find(&cols.target, "the target")?;
+            let tx: Vec<usize> = inputs
+                .iter()
+                .map(|n| t.find(n, "an input"))
+                .collect::<Result<_, _>>()?;
+            let rows = t.rows_where(&["train", "holdout", "test"]);
+            let d = dataset(t, &tx, ti, &rows)?;
+            check_rows(&d, &t.file, &format!("test set `{name}`"), &cols.target)?;
+            sets.push(TestSet {
+                name: name.clone(),
+                data: d,
+            });
+        }
+        Ok(Data {
+            inputs,
+            target: cols.target.clone(),
+            train,
+            tests: sets,
+        })
+    }
+
+    /// The inputs whose every value (training and test) is a non-negative integer of at most
+    /// `max`: the columns an `iterate` may take its trip count from.
+    pub fn count_columns(&self, max: f64) -> Vec<u16> {
+        let is_count = |d: &Dataset, j: usize| {
+            d.column(j)
+                .iter()
+                .all(|&v| v >= 0.0 && v <= max && v.fract() == 0.0)
+        };
+        (0..self.inputs.len())
+            .filter(|&j| {
+                is_count(&self.train, j) && self.tests.iter().all(|t| is_count(&t.data, j))
+            })
+            .map(|j| j as u16)
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cols(target: &str) -> Columns {
+        Columns {
+            target: target.into(),
+            inputs: None,
+        }
+    }
+
+    fn data(text: &str, target: &str) -> Result<Data, String> {
+        Data::from_csv(&Csv::parse(text, "t.csv")?, &[], &cols(target))
+    }
+
+    #[test]
+    fn columns_rows_and_split() {
+        let d = data(
+            "x,n,y,split\n1,2,3,train\n2,0,5,holdout\n3,1,4,train\n4,3,1,holdout\n",
+            "y",
+        )
+        .unwrap();
+        assert_eq!(d.inputs, vec!["x", "n"]);
+        assert_eq!(d.train.rows(), 2);
+        assert_eq!(d.train.column(1), &[2.0, 1.0]);
+        assert_eq!(d.tests[0].name, "holdout");
+        assert_eq!(d.tests[0].data.y.to_vec(), vec![5.0, 1.0]);
+        assert_eq!(d.count_columns(100.0), vec![0, 1]);
+    }
+
+    #[test]
+    fn bad_data_names_file_line_and_column() {
+        let cases = [
+            ("x,y\n1,2\n3,4\n", "z", "no column `z` (the target)"),
+            (
+                "x,y\n1,2\nabc,4\n",
+                "y",
+                "t.csv:3: column `x`: `abc` is not a number",
+            ),
+            ("x,y\n1,2\n,4\n", "y", "t.csv:3: column `x` is empty"),
+            ("x,y\n1,2\n3,NaN\n", "y", "t.csv:3: column `y` is NaN"),
+            ("x,y\n1,2\n", "y", "1 row(s)"),
+            ("x,y\n1,2\n3,2\n", "y", "the same (2) on every row"),
+            ("y\n1\n2\n", "y", "no inputs"),
+            ("x,y\n1,2\n3\n", "y", "t.csv:3: 1 cells"),
+            ("log,y\n1,2\n3,4\n", "y", "column `log` cannot be an input"),
+            (
+                "x,y,split\n1,2,train\n3,4,maybe\n",
+                "y",
+                "t.csv:3: split must be",
+            ),
+        ];
+        for (text, target, want) in cases {
+            let e = data(text, target).unwrap_err();
+            assert!(e.contains(want), "{text:?}: {e}");
+        }
+    }
+}

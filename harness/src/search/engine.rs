@@ -1,0 +1,806 @@
+//! The search loop, one generation at a time: propose (every island's children, and the
+//! outside proposer's candidates in the order they came), simplify and deduplicate against the
+//! skeleton cache, fit the new candidates over the worker threads, then, in candidate order,
+//! score them, update the islands and the hall of fame, and answer the outside proposer. Every
+//! random choice is drawn from a generator seeded by (seed, island, generation), and results are
+//! merged in candidate order, never in completion order, so a count-bounded search gives the
+//! same bytes on any number of threads.
+
+use super::cache::{Cache, Saved};
+use super::candidate::{self, Candidate, Fitted, Origin, Rows};
+use super::convert;
+use super::dataset::Data;
+use super::emit::{self, Names};
+use super::expr::Genome;
+use super::front::{HallOfFame, Member};
+use super::generate::{below, Grammar};
+use super::options::Options;
+use super::population::{Island, Pressure};
+use crate::calibrate::workers::{Evaluator, Workers};
+use crate::rng::SplitMix;
+use runtime_cpu::{Program, Session};
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// What the search has done.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Counters {
+    /// Candidates scored (fitted, or answered from the skeleton cache).
+    pub evaluations: u64,
+    /// Candidates fitted.
+    pub fits: u64,
+    /// Candidates answered from the skeleton cache without a fit.
+    pub cache_hits: u64,
+    /// Fits that reused a cached decode (a perturbed candidate of a known skeleton).
+    pub decodes_reused: u64,
+    /// Candidates that failed (parse, type or arity error, runaway, non-finite loss).
+    pub failed: u64,
+    /// Distinct skeletons fitted.
+    pub distinct_skeletons: u64,
+    /// Walks of the runtime (each over every restart's rows).
+    pub walks: u64,
+    /// Generations completed.
+    pub generations: u64,
+    /// Candidate lines from the outside proposer.
+    pub proposed: u64,
+    /// Of those, lines that were not a candidate (not JSON, no `src`).
+    pub bad_lines: u64,
+}
+
+/// Everything a search needs to continue where it stopped.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Checkpoint {
+    /// The settings it ran with.
+    pub options: Options,
+    /// The inputs and target it searched over.
+    pub inputs: Vec<String>,
+    /// The target.
+    pub target: String,
+    /// Training rows.
+    pub rows: usize,
+    /// The next generation.
+    pub generation: u64,
+    /// The islands.
+    pub islands: Vec<Island>,
+    /// The hall of fame.
+    pub hall: HallOfFame,
+    /// The counters.
+    pub counters: Counters,
+    /// The skeleton cache.
+    pub cache: Vec<Saved>,
+    /// Seconds searched so far.
+    pub seconds: f64,
+    /// Best loss against seconds.
+    pub history: Vec<(f64, f64)>,
+    /// Programs from the outside proposer or seeds admitted to the islands so far.
+    pub injected: u64,
+}
+
+/// A candidate line from the outside proposer, or why it is not one.
+#[derive(Clone, Debug)]
+pub enum Incoming {
+    /// A candidate (its program not yet decoded).
+    Program(Candidate),
+    /// A line that is no candidate: its answer's `id`, `src` and error.
+    Bad {
+        /// The line's `id`, if it had one.
+        id: Option<serde_json::Value>,
+        /// The line's `src`, if it had one.
+        src: Option<String>,
+        /// Why it is not a candidate.
+        error: String,
+    },
+}
+
+/// The answer to one of the outside proposer's candidates.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Answer {
+    /// The candidate's `id`.
+    pub id: Option<serde_json::Value>,
+    /// Its program.
+    pub src: Option<String>,
+    /// Fitted parameters by name.
+    pub params: Vec<(String, f64)>,
+    /// MSE on the fit rows.
+    pub train_loss: Option<f64>,
+    /// Node count.
+    pub complexity: Option<usize>,
+    /// NMSE and R^2 per test set.
+    pub tests: Vec<(String, f64, f64)>,
+    /// Why it failed.
+    pub error: Option<String>,
+}
+
+/// The outside proposer, as the loop sees it.
+pub trait Feed {
+    /// The lines that came since the last call; with `wait`, blocks until at least one comes,
+    /// the proposer is found gone or silent, or that instant.
+    fn take(&mut self, wait: Option<Instant>) -> Vec<Incoming>;
+    /// Sends the answer to a candidate.
+    fn answer(&mut self, a: &Answer);
+    /// Sends the front after a batch.
+    fn front(&mut self, front: &[&Member], engine: &Engine);
+    /// False once the proposer has exited, closed its output or gone silent.
+    fn alive(&self) -> bool;
+}
+
+/// No outside proposer.
+pub struct NoFeed;
+
+impl Feed for NoFeed {
+    fn take(&mut self, _: Option<Instant>) -> Vec<Incoming> {
+        Vec::new()
+    }
+    fn answer(&mut self, _: &Answer) {}
+    fn front(&mut self, _: &[&Member], _: &Engine) {}
+    fn alive(&self) -> bool {
+        false
+    }
+}
+
+/// When the loop stops.
+#[derive(Clone, Debug, Default)]
+pub struct Stop {
+    /// After this many evaluations (over the whole search, resumed runs included).
+    pub max_evals: Option<u64>,
+    /// No generation starts after this instant, and no fit of the last one.
+    pub deadline: Option<Instant>,
+    /// Set by Ctrl-C.
+    pub interrupt: Arc<AtomicBool>,
+    /// Only the outside proposer proposes; the search ends when it does.
+    pub proposer_only: bool,
+}
+
+impl Stop {
+    fn now(&self) -> bool {
+        self.interrupt.load(Ordering::Relaxed) || self.deadline.is_some_and(|d| Instant::now() >= d)
+    }
+}
+
+/// A generator for one purpose: a hash of the seed and the parts.
+pub fn rng_for(seed: u64, parts: &[u64]) -> SplitMix {
+    let mut r = SplitMix(seed ^ 0x5DEE_CE66_D1CE_4E5B);
+    for &p in parts {
+        r = SplitMix(r.next_u64() ^ p.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    }
+    r.next_u64();
+    r
+}
+
+/// A running search.
+pub struct Engine {
+    /// The settings.
+    pub options: Options,
+    /// The data.
+    pub data: Data,
+    /// The grammar of the built-in proposer.
+    pub grammar: Grammar,
+    /// The names programs are written with.
+    pub names: Names,
+    /// The rows candidates are fitted on.
+    pub fit_rows: Rows,
+    /// The islands.
+    pub islands: Vec<Island>,
+    /// The hall of fame.
+    pub hall: HallOfFame,
+    /// The counters.
+    pub counters: Counters,
+    /// Best loss against seconds.
+    pub history: Vec<(f64, f64)>,
+    /// The next generation.
+    pub generation: u64,
+    /// Seconds of earlier runs (a resumed search).
+    pub earlier_seconds: f64,
+    /// When this run started.
+    pub started: Instant,
+    seeds: Vec<Candidate>,
+    seed_genomes: Vec<Genome>,
+    injected: u64,
+    cache: Cache,
+    workers: Workers<f64>,
+    threads: usize,
+    pressure: Pressure,
+}
+
+/// What is to be done with one candidate of a batch.
+enum Plan {
+    /// Fit job `j`.
+    Fit(usize),
+    /// The same skeleton as job `j` of this batch.
+    Same(usize),
+    /// Known from the cache.
+    Cached(Vec<f64>, Result<f64, String>),
+    /// Failed before fitting.
+    Failed(String),
+}
+
+struct Job {
+    program: Program,
+    params: Vec<String>,
+    init: Vec<f64>,
+    seed: u64,
+}
+
+impl Engine {
+    /// A new search over `data` on `threads` workers, starting from `seeds` (programs as text).
+    pub fn new(
+        options: Options,
+        data: Data,
+        threads: usize,
+        seeds: Vec<Candidate>,
+    ) -> Result<Engine, String> {
+        let ops = options.op_set()?;
+        let count_inputs = data.count_columns(options.max_count_value);
+        let iterate = match options.iterate {
+            super::options::Iterate::Auto => !count_inputs.is_empty(),
+            super::options::Iterate::On => true,
+            super::options::Iterate::Off => false,
+        };
+        let grammar = Grammar {
+            ops,
+            inputs: data.inputs.len(),
+            count_inputs,
+            max_fixed_count: options.max_fixed_count,
+            iterate,
+            share: options.share,
+            max_size: options.max_complexity,
+            max_depth: options.max_depth,
+        };
+        let names = Names::new(&data.inputs);
+        let fit_rows = sample_rows(&data, options.fit_rows, options.seed);
+        let pressure = Pressure {
+            tournament: options.tournament,
+            parsimony: options.parsimony,
+            variance: fit_rows.variance(),
+        };
+        let workers = Workers::new(threads, || Ok(Session::new()))?;
+        let seed_genomes = seeds
+            .iter()
+            .filter_map(|c| {
+                let init = c
+                    .params
+                    .iter()
+                    .cloned()
+                    .zip(c.init.iter().copied())
+                    .collect();
+                convert::to_genome(&c.src, &data.inputs, &grammar.count_inputs, &init)
+            })
+            .filter(|g| grammar.admits(g))
+            .collect();
+        Ok(Engine {
+            islands: vec![Island::default(); options.islands.max(1)],
+            hall: HallOfFame::default(),
+            counters: Counters::default(),
+            history: Vec::new(),
+            generation: 0,
+            earlier_seconds: 0.0,
+            started: Instant::now(),
+            seeds,
+            seed_genomes,
+            injected: 0,
+            cache: Cache::new(options.cache_capacity),
+            workers,
+            threads,
+            pressure,
+            options,
+            data,
+            grammar,
+            names,
+            fit_rows,
+        })
+    }
+
+    /// A search continued from a checkpoint.
+    pub fn resume(c: Checkpoint, data: Data, threads: usize) -> Result<Engine, String> {
+        if c.inputs != data.inputs || c.target != data.target || c.rows != data.train.rows() {
+            return Err(format!(
+                "the checkpoint is of a search over inputs {} and target `{}` on {} rows, not \
+                 of this data ({} -> `{}`, {} rows)",
+                c.inputs.join(","),
+                c.target,
+                c.rows,
+                data.inputs.join(","),
+                data.target,
+                data.train.rows()
+            ));
+        }
+        let mut e = Engine::new(c.options, data, threads, Vec::new())?;
+        e.generation = c.generation;
+        e.islands = c.islands;
+        e.hall = c.hall;
+        e.counters = c.counters;
+        e.history = c.history;
+        e.earlier_seconds = c.seconds;
+        e.injected = c.injected;
+        e.cache.load(c.cache);
+        Ok(e)
+    }
+
+    /// The state to continue from.
+    pub fn checkpoint(&self) -> Checkpoint {
+        Checkpoint {
+            options: self.options.clone(),
+            inputs: self.data.inputs.clone(),
+            target: self.data.target.clone(),
+            rows: self.data.train.rows(),
+            generation: self.generation,
+            islands: self.islands.clone(),
+            hall: self.hall.clone(),
+            counters: self.counters.clone(),
+            cache: self.cache.save(),
+            seconds: self.seconds(),
+            history: self.history.clone(),
+            injected: self.injected,
+        }
+    }
+
+    /// Seconds searched, earlier runs included.
+    pub fn seconds(&self) -> f64 {
+        self.earlier_seconds + self.started.elapsed().as_secs_f64()
+    }
+
+    /// Worker threads.
+    pub fn threads(&self) -> usize {
+        self.threads
+    }
+
+    /// Runs generations until `stop`; `after` is called after each one.
+    pub fn run(&mut self, feed: &mut dyn Feed, stop: &Stop, after: &mut dyn FnMut(&Engine)) {
+        loop {
+            if stop.now() || self.evals_left(stop) == Some(0) {
+                break;
+            }
+            if !self.generation_step(feed, stop) {
+                break;
+            }
+            after(self);
+        }
+    }
+
+    fn evals_left(&self, stop: &Stop) -> Option<u64> {
+        stop.max_evals
+            .map(|m| m.saturating_sub(self.counters.evaluations))
+    }
+
+    /// The built-in proposer's candidates of this generation.
+    fn proposals(&mut self) -> Vec<Candidate> {
+        let mut out = Vec::new();
+        let g = self.generation;
+        let first = self.islands.iter().all(|i| i.members.is_empty());
+        if first {
+            out.append(&mut self.seeds.clone());
+        }
+        for (i, island) in self.islands.iter().enumerate() {
+            let mut rng = rng_for(self.options.seed, &[1, i as u64, g]);
+            if first {
+                let seeded: Vec<&Genome> = self
+                    .seed_genomes
+                    .iter()
+                    .skip(i)
+                    .step_by(self.islands.len())
+                    .collect();
+                for genome in &seeded {
+                    out.push(Candidate::from_genome(
+                        (*genome).clone(),
+                        &self.names,
+                        Origin::Island(i as u16),
+                        false,
+                    ));
+                }
+                for _ in seeded.len()..self.options.population {
+                    let genome = self.grammar.random(&mut rng);
+                    out.push(Candidate::from_genome(
+                        genome,
+                        &self.names,
+                        Origin::Island(i as u16),
+                        false,
+                    ));
+                }
+            } else {
+                out.extend(island.offspring(
+                    &mut rng,
+                    self.options.offspring,
+                    &self.grammar,
+                    &self.options.weights,
+                    &self.pressure,
+                    &self.names,
+                    i as u16,
+                ));
+            }
+        }
+        out
+    }
+
+    /// One generation; false when there is nothing more to do.
+    fn generation_step(&mut self, feed: &mut dyn Feed, stop: &Stop) -> bool {
+        let mut batch: Vec<Incoming> = if feed.alive() {
+            let far = Instant::now() + std::time::Duration::from_secs(86_400);
+            let wait = stop.proposer_only.then(|| stop.deadline.unwrap_or(far));
+            feed.take(wait)
+        } else {
+            Vec::new()
+        };
+        let from_feed = batch.len();
+        if stop.proposer_only {
+            if batch.is_empty() {
+                return feed.alive() && !stop.now();
+            }
+        } else {
+            batch.extend(self.proposals().into_iter().map(Incoming::Program));
+        }
+        if let Some(left) = self.evals_left(stop) {
+            let mut kept = 0u64;
+            batch.retain(|c| {
+                let keep = !matches!(c, Incoming::Program(_)) || kept < left;
+                kept += u64::from(matches!(c, Incoming::Program(_)));
+                keep
+            });
+        }
+        let (plans, jobs) = self.plan(&batch);
+        let fits = self.fit_jobs(&jobs, stop);
+        self.merge(batch, plans, &jobs, fits, feed);
+        let answered_feed = from_feed > 0;
+        if answered_feed {
+            let front = self.hall.front();
+            feed.front(&front, self);
+        }
+        self.generation += 1;
+        self.counters.generations += 1;
+        if self.options.migration_interval > 0
+            && self.generation % self.options.migration_interval == 0
+        {
+            self.migrate();
+        }
+        let best = self.hall.best_loss();
+        if let Some(b) = best {
+            if self.history.last().is_none_or(|&(_, l)| b < l) {
+                self.history.push((self.seconds(), b));
+            }
+        }
+        true
+    }
+
+    /// Decides, in candidate order, what each candidate needs.
+    fn plan(&mut self, batch: &[Incoming]) -> (Vec<Plan>, Vec<Job>) {
+        let mut jobs: Vec<Job> = Vec::new();
+        let mut pending: HashMap<&str, usize> = HashMap::new();
+        let mut plans = Vec::with_capacity(batch.len());
+        for (k, item) in batch.iter().enumerate() {
+            let Incoming::Program(c) = item else {
+                plans.push(Plan::Failed(String::new()));
+                continue;
+            };
+            let seed = rng_for(self.options.seed, &[2, self.generation, k as u64]).next_u64();
+            let job = |program: Program| Job {
+                program,
+                params: c.params.clone(),
+                init: c.init.clone(),
+                seed,
+            };
+            let plan = if let Some(e) = self.cache.get(&c.src) {
+                if c.perturbed {
+                    self.counters.decodes_reused += 1;
+                    jobs.push(job(e.program.clone()));
+                    Plan::Fit(jobs.len() - 1)
+                } else {
+                    Plan::Cached(e.values.clone(), e.loss.clone())
+                }
+            } else if let (Some(&j), false) = (pending.get(c.src.as_str()), c.perturbed) {
+                Plan::Same(j)
+            } else {
+                match Program::parse(&c.src) {
+                    Ok(p) => {
+                        jobs.push(job(p));
+                        pending.insert(&c.src, jobs.len() - 1);
+                        Plan::Fit(jobs.len() - 1)
+                    }
+                    Err(e) => Plan::Failed(format!("does not parse: {e}")),
+                }
+            };
+            plans.push(plan);
+        }
+        (plans, jobs)
+    }
+
+    /// Fits the jobs over the workers; `None` for a job the stop came before.
+    fn fit_jobs(&mut self, jobs: &[Job], stop: &Stop) -> Vec<Option<Fitted>> {
+        let rows = &self.fit_rows;
+        let fit = &self.options.fit;
+        self.workers.each(jobs.len(), &|j, s| {
+            if stop.now() {
+                return None;
+            }
+            let job = &jobs[j];
+            Some(candidate::fit(
+                s,
+                &job.program,
+                &job.params,
+                &job.init,
+                rows,
+                fit,
+                job.seed,
+            ))
+        })
+    }
+
+    /// Takes the results in, in candidate order.
+    fn merge(
+        &mut self,
+        batch: Vec<Incoming>,
+        plans: Vec<Plan>,
+        jobs: &[Job],
+        fits: Vec<Option<Fitted>>,
+        feed: &mut dyn Feed,
+    ) {
+        for (item, plan) in batch.into_iter().zip(plans) {
+            let c = match item {
+                Incoming::Bad { id, src, error } => {
+                    self.counters.bad_lines += 1;
+                    feed.answer(&Answer {
+                        id,
+                        src,
+                        params: Vec::new(),
+                        train_loss: None,
+                        complexity: None,
+                        tests: Vec::new(),
+                        error: Some(error),
+                    });
+                    continue;
+                }
+                Incoming::Program(c) => c,
+            };
+            if c.origin == Origin::Proposer {
+                self.counters.proposed += 1;
+            }
+            let cached = matches!(plan, Plan::Cached(..) | Plan::Same(_));
+            let job = match plan {
+                Plan::Fit(j) => Some(j),
+                _ => None,
+            };
+            let (values, loss, fitted_now) = match plan {
+                Plan::Fit(j) | Plan::Same(j) => match &fits[j] {
+                    None => {
+                        if c.origin == Origin::Proposer {
+                            feed.answer(&self.failure(
+                                &c,
+                                "the search stopped before this candidate was fitted",
+                            ));
+                        }
+                        continue;
+                    }
+                    Some(f) => (
+                        f.params.clone(),
+                        f.loss.clone(),
+                        matches!(plan, Plan::Fit(_)),
+                    ),
+                },
+                Plan::Cached(v, l) => (v, l, false),
+                Plan::Failed(e) => (c.init.clone(), Err(e), false),
+            };
+            self.counters.evaluations += 1;
+            if fitted_now {
+                self.counters.fits += 1;
+                if let Some(j) = job {
+                    self.counters.walks += fits[j].as_ref().map_or(0, |f| f.walks as u64);
+                    let new = self.cache.record(&c.src, &jobs[j].program, &values, &loss);
+                    self.counters.distinct_skeletons += u64::from(new);
+                }
+            } else if cached {
+                self.counters.cache_hits += 1;
+            }
+            let loss = match loss {
+                Ok(l) if l.is_finite() => l,
+                Ok(_) => {
+                    self.counters.failed += 1;
+                    continue;
+                }
+                Err(e) => {
+                    self.counters.failed += 1;
+                    if c.origin == Origin::Proposer {
+                        feed.answer(&self.failure(&c, &e));
+                    }
+                    continue;
+                }
+            };
+            let genome = self.fitted_genome(&c, &values);
+            let member = Member {
+                src: c.src.clone(),
+                params: c.params.clone(),
+                values: values.clone(),
+                loss,
+                complexity: c.complexity,
+                genome: genome.clone(),
+                origin: c.origin,
+            };
+            self.hall.offer(&member);
+            match (c.origin, genome) {
+                (Origin::Island(i), Some(g)) => {
+                    let cap = self.options.population;
+                    self.islands[i as usize].admit(g, loss, cap);
+                }
+                (Origin::Proposer | Origin::Seed, Some(g)) if !self.islands.is_empty() => {
+                    let i = (self.injected % self.islands.len() as u64) as usize;
+                    self.injected += 1;
+                    let cap = self.options.population;
+                    self.islands[i].admit(g, loss, cap);
+                }
+                _ => {}
+            }
+            if c.origin == Origin::Proposer {
+                let a = self.answer(&c, &member);
+                feed.answer(&a);
+            }
+        }
+    }
+
+    /// The candidate's genome with its fitted values: its own, or the program read as one.
+    fn fitted_genome(&self, c: &Candidate, values: &[f64]) -> Option<Genome> {
+        if let Some(g) = &c.genome {
+            let mut g = g.clone();
+            g.set_constants(values);
+            return Some(g);
+        }
+        let init: HashMap<String, f64> = c
+            .params
+            .iter()
+            .cloned()
+            .zip(values.iter().copied())
+            .collect();
+        let g = convert::to_genome(&c.src, &self.data.inputs, &self.grammar.count_inputs, &init)?;
+        (g.size() <= self.grammar.max_size && g.depth() <= self.grammar.max_depth).then_some(g)
+    }
+
+    fn failure(&self, c: &Candidate, error: &str) -> Answer {
+        Answer {
+            id: c.id.clone(),
+            src: Some(c.src.clone()),
+            params: Vec::new(),
+            train_loss: None,
+            complexity: Some(c.complexity),
+            tests: Vec::new(),
+            error: Some(error.to_string()),
+        }
+    }
+
+    /// The answer to a fitted candidate, scored on every test set.
+    fn answer(&mut self, c: &Candidate, m: &Member) -> Answer {
+        let (tests, error) = match self.test_scores(m) {
+            Ok(t) => (t, None),
+            Err(e) => (Vec::new(), Some(format!("on a test set: {e}"))),
+        };
+        Answer {
+            id: c.id.clone(),
+            src: Some(c.src.clone()),
+            params: m
+                .params
+                .iter()
+                .cloned()
+                .zip(m.values.iter().copied())
+                .collect(),
+            train_loss: Some(m.loss),
+            complexity: Some(m.complexity),
+            tests,
+            error,
+        }
+    }
+
+    /// NMSE and R^2 of `m` on every test set.
+    pub fn test_scores(&mut self, m: &Member) -> Result<Vec<(String, f64, f64)>, String> {
+        let program = Program::parse(&m.src).map_err(|e| e.to_string())?;
+        let limits = self.options.fit.limits();
+        let data = &self.data;
+        let inputs = &data.inputs;
+        let scores = self.workers.each(1, &|_, s| {
+            data.tests
+                .iter()
+                .map(|t| {
+                    let rows = Rows::of(&t.data, inputs);
+                    candidate::test_scores(s, &program, &m.params, &m.values, &rows, limits)
+                        .map(|(nmse, r2)| (t.name.clone(), nmse, r2))
+                })
+                .collect::<Result<Vec<_>, String>>()
+        });
+        scores.into_iter().next().unwrap_or_else(|| Ok(Vec::new()))
+    }
+
+    /// Every island receives migrants: members of the hall of fame, and the next island's
+    /// best.
+    fn migrate(&mut self) {
+        let k = self.islands.len();
+        let hall: Vec<&Member> = self.hall.members().filter(|m| m.genome.is_some()).collect();
+        let mut arrivals: Vec<Vec<(Genome, f64)>> = vec![Vec::new(); k];
+        for (i, arrive) in arrivals.iter_mut().enumerate() {
+            let mut rng = rng_for(self.options.seed, &[3, i as u64, self.generation]);
+            let from_hall = self.options.migrants.div_ceil(2);
+            for _ in 0..from_hall {
+                if hall.is_empty() {
+                    break;
+                }
+                let m = hall[below(&mut rng, hall.len())];
+                if let Some(g) = &m.genome {
+                    arrive.push((g.clone(), m.loss));
+                }
+            }
+            if k > 1 {
+                let next = &self.islands[(i + 1) % k];
+                for _ in from_hall..self.options.migrants {
+                    if let Some(m) = next.select(&mut rng, &self.pressure) {
+                        arrive.push((m.genome.clone(), m.loss));
+                    }
+                }
+            }
+        }
+        let cap = self.options.population;
+        for (island, arrive) in self.islands.iter_mut().zip(arrivals) {
+            for (g, l) in arrive {
+                island.admit(g, l, cap);
+            }
+        }
+    }
+
+    /// Fits the front again on every training row (from its fitted values), and rebuilds
+    /// the hall of fame from the refitted members; their loss is then the training MSE.
+    pub fn polish(&mut self) {
+        let members: Vec<Member> = self.hall.front().into_iter().cloned().collect();
+        let rows = Rows::of(&self.data.train, &self.data.inputs);
+        let fit = &self.options.fit;
+        let iterations = self.options.polish_iterations;
+        let refits = self.workers.each(members.len(), &|j, s| {
+            let m = &members[j];
+            let program = Program::parse(&m.src).map_err(|e| e.to_string())?;
+            let one = candidate::FitSettings {
+                restarts: 1,
+                iterations,
+                ..fit.clone()
+            };
+            let f = candidate::fit(s, &program, &m.params, &m.values, &rows, &one, 0);
+            Ok::<Fitted, String>(f)
+        });
+        let mut out = Vec::new();
+        for (mut m, r) in members.into_iter().zip(refits) {
+            if let Ok(Fitted {
+                params,
+                loss: Ok(l),
+                ..
+            }) = r
+            {
+                if let Some(g) = &mut m.genome {
+                    g.set_constants(&params);
+                }
+                m.values = params;
+                m.loss = l;
+                out.push(m);
+            }
+        }
+        self.hall.rebuild(out);
+    }
+
+    /// Infix math for a member.
+    pub fn infix(&self, m: &Member) -> String {
+        match &m.genome {
+            Some(g) => emit::infix(g, &self.names),
+            None => m.src.clone(),
+        }
+    }
+}
+
+/// The rows the search fits on: every training row, or `n` of them drawn with `seed` (in
+/// file order).
+fn sample_rows(data: &Data, n: usize, seed: u64) -> Rows {
+    let total = data.train.rows();
+    if n == 0 || n >= total {
+        return Rows::of(&data.train, &data.inputs);
+    }
+    let mut idx: Vec<usize> = (0..total).collect();
+    let mut rng = rng_for(seed, &[0]);
+    for i in 0..n {
+        let j = i + below(&mut rng, total - i);
+        idx.swap(i, j);
+    }
+    let mut pick = idx[..n].to_vec();
+    pick.sort_unstable();
+    Rows::of(&data.train.select(&pick), &data.inputs)
+}

@@ -1,0 +1,159 @@
+//! What programs the built-in proposer may build (the [`Grammar`]) and random ones of it.
+
+use super::expr::{Context, Count, Expr, Genome, Iterate};
+use super::ops::OpSet;
+use crate::rng::SplitMix;
+
+/// The space of programs: operators, inputs, and the forms beyond plain trees.
+#[derive(Clone, Debug)]
+pub struct Grammar {
+    /// The operators.
+    pub ops: OpSet,
+    /// How many input columns.
+    pub inputs: usize,
+    /// Input columns of non-negative integers, which an `iterate` may take its count from.
+    pub count_inputs: Vec<u16>,
+    /// The largest fixed count of an `iterate`.
+    pub max_fixed_count: u32,
+    /// Whether `iterate` may be built.
+    pub iterate: bool,
+    /// Whether `let`-shared subexpressions may be built.
+    pub share: bool,
+    /// The largest complexity (node count).
+    pub max_size: usize,
+    /// The deepest tree.
+    pub max_depth: usize,
+}
+
+/// A uniform draw from `0..n` (`n > 0`).
+pub fn below(rng: &mut SplitMix, n: usize) -> usize {
+    (rng.next_u64() % n as u64) as usize
+}
+
+/// True with probability `p`.
+pub fn chance(rng: &mut SplitMix, p: f64) -> bool {
+    rng.unit() < p
+}
+
+/// A starting value for a new constant: a standard normal draw.
+pub fn constant(rng: &mut SplitMix) -> f64 {
+    rng.normal()
+}
+
+impl Grammar {
+    /// A random leaf valid at `ctx`: an input, a constant, the state in a step, a shared value.
+    pub fn leaf(&self, rng: &mut SplitMix, ctx: Context) -> Expr {
+        if ctx.in_step && chance(rng, 0.4) {
+            return Expr::State;
+        }
+        let shared = ctx.shared_below();
+        if shared > 0 && chance(rng, 0.2) {
+            return Expr::Shared(below(rng, shared) as u16);
+        }
+        if chance(rng, 0.35) {
+            Expr::Const(constant(rng))
+        } else {
+            Expr::Input(below(rng, self.inputs) as u16)
+        }
+    }
+
+    /// A random tree of at most `depth` levels and about `size` nodes, valid at `ctx`.
+    pub fn grow(&self, rng: &mut SplitMix, ctx: Context, depth: usize, size: usize) -> Expr {
+        if depth == 0 || size <= 1 || chance(rng, 0.2) {
+            return self.leaf(rng, ctx);
+        }
+        let unary = !self.ops.unary.is_empty() && (size < 3 || chance(rng, 0.3));
+        if unary {
+            let op = self.ops.unary[below(rng, self.ops.unary.len())];
+            return Expr::un(op, self.grow(rng, ctx, depth - 1, size - 1));
+        }
+        let op = self.ops.binary[below(rng, self.ops.binary.len())];
+        let left = (size - 1) / 2;
+        let a = self.grow(rng, ctx, depth - 1, left.max(1));
+        let b = self.grow(rng, ctx, depth - 1, (size - 1 - left).max(1));
+        Expr::bin(op, a, b)
+    }
+
+    /// A random count for an `iterate`: an integer input column when there is one (half the
+    /// time), else a fixed count.
+    pub fn count(&self, rng: &mut SplitMix) -> Count {
+        if !self.count_inputs.is_empty() && chance(rng, 0.5) {
+            Count::Input(self.count_inputs[below(rng, self.count_inputs.len())])
+        } else {
+            Count::Fixed(1 + below(rng, self.max_fixed_count.max(1) as usize) as u32)
+        }
+    }
+
+    /// A random `iterate` starting from `init`: its step reads the state.
+    pub fn iterate(&self, rng: &mut SplitMix, init: Expr, ctx: Context, size: usize) -> Expr {
+        let inner = Context {
+            in_step: true,
+            in_iterate: true,
+            ..ctx
+        };
+        let mut step = self.grow(rng, inner, 3, size.max(3));
+        if !step.uses_state() {
+            let op = self.ops.binary[below(rng, self.ops.binary.len())];
+            step = Expr::bin(op, Expr::State, step);
+        }
+        Expr::Iterate(Box::new(Iterate {
+            init,
+            step,
+            count: self.count(rng),
+        }))
+    }
+
+    /// A random program for a first population: a tree of 1 to 4 levels, sometimes an
+    /// `iterate` when the grammar allows it.
+    pub fn random(&self, rng: &mut SplitMix) -> Genome {
+        let top = Context {
+            root: 0,
+            in_step: false,
+            in_iterate: false,
+        };
+        let depth = 1 + below(rng, 4);
+        let size = 2 + below(rng, self.max_size.clamp(3, 12) - 1);
+        if self.iterate && chance(rng, 0.15) {
+            let init = self.grow(rng, top, 2, 3);
+            return Genome::of(self.iterate(rng, init, top, 5));
+        }
+        Genome::of(self.grow(rng, top, depth, size))
+    }
+
+    /// True when `g` is within the size and depth limits and every reference is in scope.
+    pub fn admits(&self, g: &Genome) -> bool {
+        g.size() <= self.max_size && g.depth() <= self.max_depth && g.is_well_formed()
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::super::ops::DEFAULT;
+    use super::*;
+
+    pub(crate) fn grammar() -> Grammar {
+        Grammar {
+            ops: OpSet::parse(DEFAULT).unwrap(),
+            inputs: 3,
+            count_inputs: vec![2],
+            max_fixed_count: 8,
+            iterate: true,
+            share: true,
+            max_size: 30,
+            max_depth: 10,
+        }
+    }
+
+    #[test]
+    fn random_programs_are_well_formed_and_within_limits() {
+        let g = grammar();
+        let mut rng = SplitMix(5);
+        let mut iterates = 0;
+        for _ in 0..500 {
+            let p = g.random(&mut rng);
+            assert!(g.admits(&p), "{p:?}");
+            iterates += usize::from(p.body.has_iterate());
+        }
+        assert!(iterates > 30, "{iterates}");
+    }
+}

@@ -1,0 +1,104 @@
+//! Every setting of a search, with its default, in one place.
+
+use super::candidate::{FitSettings, Method};
+use super::mutate::MutationWeights;
+use super::ops::{OpSet, DEFAULT};
+use serde::{Deserialize, Serialize};
+
+/// When the grammar has `iterate`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+pub enum Iterate {
+    /// When an input column holds trip counts (non-negative integers).
+    Auto,
+    /// Always (fixed trip counts when no column holds counts).
+    On,
+    /// Never.
+    Off,
+}
+
+/// How a search runs. `Options::default()` is what `ndvm search` uses without flags.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Options {
+    /// Operator names (`--ops`).
+    pub ops: Vec<String>,
+    /// The largest complexity (node count) a built-in candidate may have.
+    pub max_complexity: usize,
+    /// The deepest tree a built-in candidate may have.
+    pub max_depth: usize,
+    /// Islands of the built-in proposer.
+    pub islands: usize,
+    /// Members per island.
+    pub population: usize,
+    /// Children each island proposes per generation.
+    pub offspring: usize,
+    /// Generations between migrations.
+    pub migration_interval: u64,
+    /// Members each island receives at a migration (half from the hall of fame, half the
+    /// next island's best).
+    pub migrants: usize,
+    /// Members drawn per tournament.
+    pub tournament: usize,
+    /// Selection's penalty per node (added to log10 of the normalised loss).
+    pub parsimony: f64,
+    /// How each candidate is fitted.
+    pub fit: FitSettings,
+    /// Training rows the search fits on (drawn once, with the seed); 0 for every row. The
+    /// hall of fame is fitted again on every training row at the end.
+    pub fit_rows: usize,
+    /// Iterations of the final fit of the hall of fame on every training row.
+    pub polish_iterations: usize,
+    /// Whether the grammar has `iterate`.
+    pub iterate: Iterate,
+    /// Whether the grammar has `let`-shared subexpressions.
+    pub share: bool,
+    /// The largest fixed trip count of an `iterate`.
+    pub max_fixed_count: u32,
+    /// The largest value of an input column an `iterate` may take its trip count from.
+    pub max_count_value: f64,
+    /// The seed of every random choice.
+    pub seed: u64,
+    /// The variation operators' weights.
+    pub weights: MutationWeights,
+    /// Skeletons the cache holds before it is emptied.
+    pub cache_capacity: usize,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            ops: DEFAULT.split(',').map(String::from).collect(),
+            max_complexity: 40,
+            max_depth: 12,
+            islands: 4,
+            population: 100,
+            offspring: 50,
+            migration_interval: 10,
+            migrants: 4,
+            tournament: 8,
+            parsimony: 0.02,
+            fit: FitSettings {
+                method: Method::Lm,
+                iterations: 20,
+                restarts: 2,
+                lr: 0.05,
+                max_steps: 2_000_000,
+            },
+            fit_rows: 1000,
+            polish_iterations: 100,
+            iterate: Iterate::Auto,
+            share: true,
+            max_fixed_count: 10,
+            max_count_value: 1000.0,
+            seed: 1,
+            weights: MutationWeights::default(),
+            cache_capacity: 50_000,
+        }
+    }
+}
+
+impl Options {
+    /// The operator set.
+    pub fn op_set(&self) -> Result<OpSet, String> {
+        OpSet::parse(&self.ops.join(","))
+    }
+}
