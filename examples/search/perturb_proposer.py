@@ -13,6 +13,7 @@ Flags for testing the protocol's error handling:
   --rounds N         exit cleanly after N fronts
   --crash-after N    exit with status 3 after N fronts
   --hang-after N     stop answering (sleep) after N fronts
+  --log FILE         append every line received from ndvm to FILE
 """
 
 import argparse
@@ -79,11 +80,16 @@ def main():
     ap.add_argument("--hang-after", type=int, default=None)
     ap.add_argument("--per-round", type=int, default=8)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--log", default=None)
     args = ap.parse_args()
+    log = open(args.log, "a") if args.log else None
     rng = random.Random(args.seed)
     inputs = None
     rounds = 0
     for line in sys.stdin:
+        if log:
+            log.write(line)
+            log.flush()
         msg = json.loads(line)
         if "task" in msg:
             inputs = msg["task"]["inputs"]

@@ -107,7 +107,7 @@ def calibrate(
     params: Optional[Sequence[str]] = None,
     init: Optional[Mapping[str, float]] = None,
     bind: Optional[Mapping[str, Any]] = None,
-    optimizer: Literal["adam", "lbfgs"] = "adam",
+    optimizer: Literal["adam", "lbfgs", "lm"] = "adam",
     steps: int = 100,
     lr: float = 0.05,
     restarts: int = 1,

@@ -6,6 +6,7 @@ use crate::convert;
 use crate::program::{check_device, Precision, Program};
 use harness::calibrate::adam::AdamSettings;
 use harness::calibrate::lbfgs::LbfgsSettings;
+use harness::calibrate::lm::LmSettings;
 use harness::calibrate::report::{calibrate as run_calibration, starts};
 use harness::calibrate::table::Table;
 use harness::calibrate::{Loss, Optimizer, Problem, Settings};
@@ -224,9 +225,15 @@ pub fn calibrate<'py>(
                 ..Default::default()
             }),
             "lbfgs" => Optimizer::Lbfgs(LbfgsSettings::default()),
+            "lm" if problem.loss == Loss::Value => {
+                return Err(value_error(
+                    "optimizer \"lm\" fits a least-squares loss: give target=".to_string(),
+                ))
+            }
+            "lm" => Optimizer::Lm(LmSettings::default()),
             other => {
                 return Err(value_error(format!(
-                    "optimizer must be \"adam\" or \"lbfgs\", not {other:?}"
+                    "optimizer must be \"adam\", \"lbfgs\" or \"lm\", not {other:?}"
                 )))
             }
         },

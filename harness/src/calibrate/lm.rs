@@ -177,6 +177,7 @@ pub fn fit(
         .collect();
     let first = session.normals(problem, &p, settings.limits, settings.lane_block);
     let mut evaluations = 1;
+    let mut lanes = p.len() * problem.rows();
     let mut states: Vec<Option<Restart>> = first
         .into_iter()
         .zip(results.iter_mut())
@@ -223,6 +224,7 @@ pub fn fit(
         }
         taken += 1;
         evaluations += 1;
+        lanes += trials.len() * problem.rows();
         let per = session.normals(problem, &trials, settings.limits, settings.lane_block);
         for ((r, q), n) in active.into_iter().zip(trials).zip(per) {
             let st = states[r].as_mut().expect("active restarts have a state");
@@ -260,6 +262,7 @@ pub fn fit(
         best,
         steps: taken,
         evaluations,
+        lanes,
     }
 }
 

@@ -116,6 +116,8 @@ pub struct FitResult {
     pub steps: usize,
     /// Program evaluations (walks over all restarts) made.
     pub evaluations: usize,
+    /// Lanes walked over every evaluation (rows times the restarts each one walked).
+    pub lanes: usize,
 }
 
 /// Loss and gradient per restart from one evaluation over all restarts.
@@ -396,7 +398,7 @@ fn fit_adam<E: Evaluator>(
         results,
         settings,
         settings.steps,
-        evaluations,
+        (evaluations, evaluations * init.len() * problem.rows()),
     )
 }
 
@@ -436,7 +438,7 @@ fn fit_lbfgs<E: Evaluator>(
         results,
         settings,
         taken,
-        evaluations,
+        (evaluations, evaluations * problem.rows()),
     )
 }
 
@@ -488,10 +490,11 @@ fn finish(
     mut results: Vec<RestartResult>,
     settings: &Settings,
     steps: usize,
-    mut evaluations: usize,
+    (mut evaluations, mut lanes): (usize, usize),
 ) -> FitResult {
     if settings.final_loss {
         evaluations += 1;
+        lanes += p.len() * problem.rows();
         let per = session.evaluate(problem, &p, settings.limits, settings.lane_block, false);
         for (r, res) in per.into_iter().enumerate() {
             if results[r].failure.is_none() {
@@ -517,6 +520,7 @@ fn finish(
         best,
         steps,
         evaluations,
+        lanes,
     }
 }
 

@@ -5,6 +5,7 @@ use super::output::Precision;
 use super::report::Source;
 use crate::calibrate::adam::AdamSettings;
 use crate::calibrate::lbfgs::LbfgsSettings;
+use crate::calibrate::lm::LmSettings;
 use crate::calibrate::report::{calibrate, starts, Report};
 use crate::calibrate::table::Table;
 use crate::calibrate::{Loss, Optimizer, Problem, Settings};
@@ -23,6 +24,8 @@ pub enum OptimizerArg {
     Adam,
     /// L-BFGS with a backtracking line search.
     Lbfgs,
+    /// Levenberg-Marquardt on the per-row Jacobian (needs `--target`).
+    Lm,
 }
 
 /// Arguments of `ndvm calibrate`.
@@ -230,6 +233,9 @@ fn run(args: &CalibrateArgs) -> Result<ExitCode, String> {
         params: params.clone(),
         loss: loss_on(train.as_ref())?,
     };
+    if args.optimizer == OptimizerArg::Lm && problem.loss == Loss::Value {
+        return Err("--optimizer lm fits a least-squares loss: give --target COL".into());
+    }
     let held = match &hold {
         Some(h) => Some(Problem {
             data: data_cols(h),
@@ -246,6 +252,7 @@ fn run(args: &CalibrateArgs) -> Result<ExitCode, String> {
                 ..Default::default()
             }),
             OptimizerArg::Lbfgs => Optimizer::Lbfgs(LbfgsSettings::default()),
+            OptimizerArg::Lm => Optimizer::Lm(LmSettings::default()),
         },
         steps: args.steps,
         clamps,

@@ -87,7 +87,8 @@ pub struct SearchArgs {
     /// Iterations per fit.
     #[arg(long, value_name = "N", default_value_t = Options::default().fit.iterations)]
     pub iterations: usize,
-    /// Restarts per fit (lane groups of one walk).
+    /// Restarts per fit (lane groups of one walk); a candidate with a loop gets at least
+    /// two.
     #[arg(long, value_name = "N", default_value_t = Options::default().fit.restarts)]
     pub restarts: usize,
     /// Training rows fitted on during the search (0: all); the front is refitted on all.
@@ -112,6 +113,13 @@ pub struct SearchArgs {
     /// Node visits allowed per walk (a runaway candidate fails at this budget).
     #[arg(long, value_name = "N", default_value_t = Options::default().fit.max_steps)]
     pub max_steps: u64,
+    /// Sets any setting of the search by name, after the flags above (`--set temperature=0.2
+    /// --set weights.crossover=0.2`; docs/search.md lists them).
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    pub set: Vec<String>,
+    /// Payload memory allowed per walk, in MB (a runaway candidate fails at this limit).
+    #[arg(long, value_name = "MB", default_value_t = Options::default().fit.max_memory_mb)]
+    pub max_memory_mb: usize,
 }
 
 /// Runs `ndvm search`.
@@ -125,9 +133,9 @@ pub fn main(args: SearchArgs) -> ExitCode {
     }
 }
 
-fn options(args: &SearchArgs) -> Options {
+fn options(args: &SearchArgs) -> Result<Options, String> {
     let d = Options::default();
-    Options {
+    let mut o = Options {
         ops: args.ops.split(',').map(|s| s.trim().to_string()).collect(),
         max_complexity: args.max_complexity,
         islands: args.islands.max(1),
@@ -138,7 +146,9 @@ fn options(args: &SearchArgs) -> Options {
             method: args.fit,
             iterations: args.iterations,
             restarts: args.restarts.max(1),
+            loop_restarts: args.restarts.max(d.fit.loop_restarts),
             max_steps: args.max_steps,
+            max_memory_mb: args.max_memory_mb.max(1),
             ..d.fit.clone()
         },
         fit_rows: args.fit_rows,
@@ -146,7 +156,11 @@ fn options(args: &SearchArgs) -> Options {
         share: !args.no_share,
         seed: args.seed,
         ..d
+    };
+    for s in &args.set {
+        o.set(s)?;
     }
+    Ok(o)
 }
 
 fn tests(args: &SearchArgs) -> Result<Vec<(String, PathBuf)>, String> {
@@ -206,7 +220,7 @@ fn run(args: &SearchArgs) -> Result<ExitCode, String> {
                 Some(p) => seed_programs(p, &data.inputs)?,
                 None => Vec::new(),
             };
-            Engine::new(options(args), data, threads, seeds)?
+            Engine::new(options(args)?, data, threads, seeds)?
         }
     };
     let out = args.out.clone().or_else(|| args.resume.clone());
@@ -311,6 +325,7 @@ fn run(args: &SearchArgs) -> Result<ExitCode, String> {
         decodes_reused: engine.counters.decodes_reused,
         generations: engine.counters.generations,
         walks: engine.counters.walks,
+        row_nodes_per_second: engine.counters.row_nodes as f64 / engine.seconds().max(1e-9),
         fit_rows: engine.fit_rows.y.len(),
         train_rows: engine.data.train.rows(),
         stopped: stopped.to_string(),

@@ -44,6 +44,9 @@ pub struct Candidate {
     pub perturbed: bool,
     /// The proposer's `id`, echoed in the answer.
     pub id: Option<serde_json::Value>,
+    /// The score of its (better) parent on its island, when it has one: it must beat it, or
+    /// pass the annealing draw, to take a place there.
+    pub parent_score: Option<f64>,
 }
 
 impl Candidate {
@@ -64,6 +67,7 @@ impl Candidate {
             genome: Some(genome),
             perturbed,
             id: None,
+            parent_score: None,
         }
     }
 }
@@ -88,10 +92,15 @@ pub struct FitSettings {
     pub iterations: usize,
     /// Restarts: the candidate's own starting values, then draws around them.
     pub restarts: usize,
+    /// Restarts of a candidate with a loop (an `iterate`): an iterated map's constants are
+    /// harder to fit from one start.
+    pub loop_restarts: usize,
     /// Adam's learning rate.
     pub lr: f64,
     /// Node visits allowed per walk (a runaway candidate fails at this budget).
     pub max_steps: u64,
+    /// Payload memory allowed per walk, in MB.
+    pub max_memory_mb: usize,
 }
 
 impl FitSettings {
@@ -118,7 +127,7 @@ impl FitSettings {
         Limits {
             max_steps: self.max_steps,
             max_depth: 10_000,
-            max_memory: 1 << 30,
+            max_memory: self.max_memory_mb << 20,
         }
     }
 }
@@ -184,6 +193,8 @@ pub struct Fitted {
     pub loss: Result<f64, String>,
     /// Walks made.
     pub walks: usize,
+    /// Lanes walked over all of them (rows times restarts per walk).
+    pub lanes: usize,
 }
 
 /// The starting points: `init`, then `restarts - 1` draws around it seeded by `seed`.
@@ -224,11 +235,13 @@ pub fn fit(
                 params: Vec::new(),
                 loss: Ok(mse),
                 walks: 1,
+                lanes: rows.y.len(),
             },
             Err(e) => Fitted {
                 params: Vec::new(),
                 loss: Err(e),
                 walks: 1,
+                lanes: rows.y.len(),
             },
         };
     }
@@ -246,6 +259,7 @@ pub fn fit(
                 params: r.params.clone(),
                 loss: Ok(r.final_loss.unwrap_or(r.last_step_loss)),
                 walks: result.evaluations,
+                lanes: result.lanes,
             }
         }
         None => Fitted {
@@ -255,6 +269,7 @@ pub fn fit(
                 .clone()
                 .unwrap_or_else(|| "the fit failed".into())),
             walks: result.evaluations,
+            lanes: result.lanes,
         },
     }
 }
@@ -323,6 +338,7 @@ impl Candidate {
             complexity: super::convert::complexity(src)?,
             perturbed: false,
             id,
+            parent_score: None,
         })
     }
 }
@@ -350,8 +366,10 @@ mod tests {
             method: Method::Lm,
             iterations: 30,
             restarts: 3,
+            loop_restarts: 3,
             lr: 0.05,
             max_steps: 100_000,
+            max_memory_mb: 256,
         }
     }
 

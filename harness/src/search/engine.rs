@@ -16,6 +16,7 @@ use super::front::{HallOfFame, Member};
 use super::generate::{below, Grammar};
 use super::options::Options;
 use super::population::{Island, Pressure};
+use super::prune;
 use crate::calibrate::workers::{Evaluator, Workers};
 use crate::rng::SplitMix;
 use runtime_cpu::{Program, Session};
@@ -42,6 +43,8 @@ pub struct Counters {
     pub distinct_skeletons: u64,
     /// Walks of the runtime (each over every restart's rows).
     pub walks: u64,
+    /// Rows times nodes walked: the lanes of every walk times its candidate's complexity.
+    pub row_nodes: u64,
     /// Generations completed.
     pub generations: u64,
     /// Candidate lines from the outside proposer.
@@ -79,6 +82,9 @@ pub struct Checkpoint {
     pub injected: u64,
 }
 
+/// One test set's NMSE and R^2, or why a program has none there.
+pub type TestScore = (String, Result<(f64, f64), String>);
+
 /// A candidate line from the outside proposer, or why it is not one.
 #[derive(Clone, Debug)]
 pub enum Incoming {
@@ -109,7 +115,7 @@ pub struct Answer {
     /// Node count.
     pub complexity: Option<usize>,
     /// NMSE and R^2 per test set.
-    pub tests: Vec<(String, f64, f64)>,
+    pub tests: Vec<TestScore>,
     /// Why it failed.
     pub error: Option<String>,
 }
@@ -160,6 +166,9 @@ impl Stop {
     }
 }
 
+/// The deepest genome any setting allows.
+pub const MAX_DEPTH: usize = 64;
+
 /// A generator for one purpose: a hash of the seed and the parts.
 pub fn rng_for(seed: u64, parts: &[u64]) -> SplitMix {
     let mut r = SplitMix(seed ^ 0x5DEE_CE66_D1CE_4E5B);
@@ -182,6 +191,8 @@ pub struct Engine {
     pub names: Names,
     /// The rows candidates are fitted on.
     pub fit_rows: Rows,
+    /// The test sets' rows, by name.
+    pub test_rows: Vec<(String, Rows)>,
     /// The islands.
     pub islands: Vec<Island>,
     /// The hall of fame.
@@ -222,6 +233,7 @@ struct Job {
     params: Vec<String>,
     init: Vec<f64>,
     seed: u64,
+    restarts: usize,
 }
 
 impl Engine {
@@ -247,13 +259,21 @@ impl Engine {
             iterate,
             share: options.share,
             max_size: options.max_complexity,
-            max_depth: options.max_depth,
+            // The genome's own code recurses over trees: keep them far from the stack's end.
+            max_depth: options.max_depth.min(MAX_DEPTH),
         };
         let names = Names::new(&data.inputs);
         let fit_rows = sample_rows(&data, options.fit_rows, options.seed);
+        let test_rows = data
+            .tests
+            .iter()
+            .map(|t| (t.name.clone(), Rows::of(&t.data, &data.inputs)))
+            .collect();
         let pressure = Pressure {
             tournament: options.tournament,
             parsimony: options.parsimony,
+            crowding: options.crowding,
+            temperature: options.temperature,
             variance: fit_rows.variance(),
         };
         let workers = Workers::new(threads, || Ok(Session::new()))?;
@@ -290,6 +310,7 @@ impl Engine {
             grammar,
             names,
             fit_rows,
+            test_rows,
         })
     }
 
@@ -474,11 +495,22 @@ impl Engine {
                 continue;
             };
             let seed = rng_for(self.options.seed, &[2, self.generation, k as u64]).next_u64();
+            let looped = match &c.genome {
+                Some(g) => g.roots().any(|r| r.has_iterate()),
+                None => c.src.contains("loop"),
+            };
+            let fit = &self.options.fit;
+            let restarts = if looped {
+                fit.loop_restarts
+            } else {
+                fit.restarts
+            };
             let job = |program: Program| Job {
                 program,
                 params: c.params.clone(),
                 init: c.init.clone(),
                 seed,
+                restarts,
             };
             let plan = if let Some(e) = self.cache.get(&c.src) {
                 if c.perturbed {
@@ -514,13 +546,17 @@ impl Engine {
                 return None;
             }
             let job = &jobs[j];
+            let settings = candidate::FitSettings {
+                restarts: job.restarts,
+                ..fit.clone()
+            };
             Some(candidate::fit(
                 s,
                 &job.program,
                 &job.params,
                 &job.init,
                 rows,
-                fit,
+                &settings,
                 job.seed,
             ))
         })
@@ -535,7 +571,9 @@ impl Engine {
         fits: Vec<Option<Fitted>>,
         feed: &mut dyn Feed,
     ) {
-        for (item, plan) in batch.into_iter().zip(plans) {
+        let crowds: Vec<super::population::Crowd> =
+            self.islands.iter().map(Island::crowd).collect();
+        for (k, (item, plan)) in batch.into_iter().zip(plans).enumerate() {
             let c = match item {
                 Incoming::Bad { id, src, error } => {
                     self.counters.bad_lines += 1;
@@ -584,7 +622,10 @@ impl Engine {
             if fitted_now {
                 self.counters.fits += 1;
                 if let Some(j) = job {
-                    self.counters.walks += fits[j].as_ref().map_or(0, |f| f.walks as u64);
+                    if let Some(f) = &fits[j] {
+                        self.counters.walks += f.walks as u64;
+                        self.counters.row_nodes += (f.lanes * c.complexity) as u64;
+                    }
                     let new = self.cache.record(&c.src, &jobs[j].program, &values, &loss);
                     self.counters.distinct_skeletons += u64::from(new);
                 }
@@ -618,14 +659,19 @@ impl Engine {
             self.hall.offer(&member);
             match (c.origin, genome) {
                 (Origin::Island(i), Some(g)) => {
-                    let cap = self.options.population;
-                    self.islands[i as usize].admit(g, loss, cap);
+                    let mut rng = rng_for(self.options.seed, &[4, self.generation, k as u64]);
+                    let score = self.pressure.score(loss, c.complexity, &crowds[i as usize]);
+                    if self.pressure.accept(score, c.parent_score, &mut rng) {
+                        let cap = self.options.population;
+                        self.islands[i as usize].admit(g, loss, &c.src, cap);
+                    }
                 }
                 (Origin::Proposer | Origin::Seed, Some(g)) if !self.islands.is_empty() => {
                     let i = (self.injected % self.islands.len() as u64) as usize;
                     self.injected += 1;
                     let cap = self.options.population;
-                    self.islands[i].admit(g, loss, cap);
+                    let src = emit::source(&g, &self.names);
+                    self.islands[i].admit(g, loss, &src, cap);
                 }
                 _ => {}
             }
@@ -667,10 +713,7 @@ impl Engine {
 
     /// The answer to a fitted candidate, scored on every test set.
     fn answer(&mut self, c: &Candidate, m: &Member) -> Answer {
-        let (tests, error) = match self.test_scores(m) {
-            Ok(t) => (t, None),
-            Err(e) => (Vec::new(), Some(format!("on a test set: {e}"))),
-        };
+        let tests = self.test_scores(m);
         Answer {
             id: c.id.clone(),
             src: Some(c.src.clone()),
@@ -683,27 +726,28 @@ impl Engine {
             train_loss: Some(m.loss),
             complexity: Some(m.complexity),
             tests,
-            error,
+            error: None,
         }
     }
 
-    /// NMSE and R^2 of `m` on every test set.
-    pub fn test_scores(&mut self, m: &Member) -> Result<Vec<(String, f64, f64)>, String> {
-        let program = Program::parse(&m.src).map_err(|e| e.to_string())?;
+    /// NMSE and R^2 of `m` on every test set, or why it has none there (a value that is not
+    /// finite on some row of it, say).
+    pub fn test_scores(&mut self, m: &Member) -> Vec<TestScore> {
         let limits = self.options.fit.limits();
-        let data = &self.data;
-        let inputs = &data.inputs;
+        let tests = &self.test_rows;
+        let program = Program::parse(&m.src).map_err(|e| e.to_string());
         let scores = self.workers.each(1, &|_, s| {
-            data.tests
+            tests
                 .iter()
-                .map(|t| {
-                    let rows = Rows::of(&t.data, inputs);
-                    candidate::test_scores(s, &program, &m.params, &m.values, &rows, limits)
-                        .map(|(nmse, r2)| (t.name.clone(), nmse, r2))
+                .map(|(name, rows)| {
+                    let score = program.clone().and_then(|p| {
+                        candidate::test_scores(s, &p, &m.params, &m.values, rows, limits)
+                    });
+                    (name.clone(), score)
                 })
-                .collect::<Result<Vec<_>, String>>()
+                .collect::<Vec<_>>()
         });
-        scores.into_iter().next().unwrap_or_else(|| Ok(Vec::new()))
+        scores.into_iter().next().unwrap_or_default()
     }
 
     /// Every island receives migrants: members of the hall of fame, and the next island's
@@ -711,7 +755,7 @@ impl Engine {
     fn migrate(&mut self) {
         let k = self.islands.len();
         let hall: Vec<&Member> = self.hall.members().filter(|m| m.genome.is_some()).collect();
-        let mut arrivals: Vec<Vec<(Genome, f64)>> = vec![Vec::new(); k];
+        let mut arrivals: Vec<Vec<(Genome, f64, String)>> = vec![Vec::new(); k];
         for (i, arrive) in arrivals.iter_mut().enumerate() {
             let mut rng = rng_for(self.options.seed, &[3, i as u64, self.generation]);
             let from_hall = self.options.migrants.div_ceil(2);
@@ -721,43 +765,49 @@ impl Engine {
                 }
                 let m = hall[below(&mut rng, hall.len())];
                 if let Some(g) = &m.genome {
-                    arrive.push((g.clone(), m.loss));
+                    arrive.push((g.clone(), m.loss, emit::source(g, &self.names)));
                 }
             }
             if k > 1 {
                 let next = &self.islands[(i + 1) % k];
+                let crowd = next.crowd();
                 for _ in from_hall..self.options.migrants {
-                    if let Some(m) = next.select(&mut rng, &self.pressure) {
-                        arrive.push((m.genome.clone(), m.loss));
+                    if let Some((m, _)) = next.select(&mut rng, &self.pressure, &crowd) {
+                        arrive.push((m.genome.clone(), m.loss, m.src.clone()));
                     }
                 }
             }
         }
         let cap = self.options.population;
         for (island, arrive) in self.islands.iter_mut().zip(arrivals) {
-            for (g, l) in arrive {
-                island.admit(g, l, cap);
+            for (g, l, src) in arrive {
+                island.admit(g, l, &src, cap);
             }
         }
     }
 
-    /// Fits the front again on every training row (from its fitted values), and rebuilds
-    /// the hall of fame from the refitted members; their loss is then the training MSE.
+    /// Drops, from each front member's top-level sum, the terms it is as good without (on the
+    /// fit rows, refitted), then fits the front again on every training row (from its fitted
+    /// values) and rebuilds the hall of fame from the refitted members: their loss is then the
+    /// training MSE.
     pub fn polish(&mut self) {
-        let members: Vec<Member> = self.hall.front().into_iter().cloned().collect();
+        let front: Vec<Member> = self.hall.front().into_iter().cloned().collect();
+        let mut members = Vec::with_capacity(front.len());
+        for m in front {
+            members.push(self.pruned(m));
+        }
         let rows = Rows::of(&self.data.train, &self.data.inputs);
-        let fit = &self.options.fit;
-        let iterations = self.options.polish_iterations;
+        let one = candidate::FitSettings {
+            restarts: 1,
+            iterations: self.options.polish_iterations,
+            ..self.options.fit.clone()
+        };
         let refits = self.workers.each(members.len(), &|j, s| {
             let m = &members[j];
             let program = Program::parse(&m.src).map_err(|e| e.to_string())?;
-            let one = candidate::FitSettings {
-                restarts: 1,
-                iterations,
-                ..fit.clone()
-            };
-            let f = candidate::fit(s, &program, &m.params, &m.values, &rows, &one, 0);
-            Ok::<Fitted, String>(f)
+            Ok::<Fitted, String>(candidate::fit(
+                s, &program, &m.params, &m.values, &rows, &one, 0,
+            ))
         });
         let mut out = Vec::new();
         for (mut m, r) in members.into_iter().zip(refits) {
@@ -776,6 +826,56 @@ impl Engine {
             }
         }
         self.hall.rebuild(out);
+    }
+
+    /// `m` with the terms of its top-level sum dropped, one at a time, while it is as good
+    /// without them on the fit rows.
+    fn pruned(&mut self, mut m: Member) -> Member {
+        let variance = self.fit_rows.variance();
+        loop {
+            let Some(g) = m.genome.clone() else {
+                return m;
+            };
+            let n = prune::terms(&g.body).len();
+            if n < 2 {
+                return m;
+            }
+            let tries: Vec<Genome> = (0..n)
+                .filter_map(|i| prune::without(&g, i, &self.grammar.ops))
+                .filter(|t| t.size() < g.size())
+                .collect();
+            let (rows, fit, names) = (&self.fit_rows, &self.options.fit, &self.names);
+            let fits = self.workers.each(tries.len(), &|j, s| {
+                let c = Candidate::from_genome(tries[j].clone(), names, m.origin, false);
+                let program = Program::parse(&c.src).ok()?;
+                let one = candidate::FitSettings {
+                    restarts: 1,
+                    ..fit.clone()
+                };
+                let f = candidate::fit(s, &program, &c.params, &c.init, rows, &one, 0);
+                Some((c, f))
+            });
+            let best = fits
+                .into_iter()
+                .flatten()
+                .filter_map(|(c, f)| Some((c, f.params, f.loss.ok()?)))
+                .filter(|(_, _, l)| prune::as_good(*l, m.loss, variance))
+                .min_by(|a, b| a.2.total_cmp(&b.2));
+            let Some((c, values, loss)) = best else {
+                return m;
+            };
+            let mut genome = c.genome.expect("made from a genome");
+            genome.set_constants(&values);
+            m = Member {
+                src: c.src,
+                params: c.params,
+                values,
+                loss,
+                complexity: genome.size(),
+                genome: Some(genome),
+                origin: m.origin,
+            };
+        }
     }
 
     /// Infix math for a member.

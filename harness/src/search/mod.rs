@@ -24,6 +24,7 @@
 //! | `cache.rs` | the skeleton cache |
 //! | `engine.rs` | the generation loop, migration, the final refit, checkpoints |
 //! | `proposer.rs` | the outside proposer's process and its JSON-lines protocol |
+//! | `prune.rs` | a front member's top-level terms, one at a time left out |
 //! | `report.rs` | the summary and the front as JSON, table, CSV and SVG |
 
 pub mod cache;
@@ -40,5 +41,6 @@ pub mod ops;
 pub mod options;
 pub mod population;
 pub mod proposer;
+pub mod prune;
 pub mod report;
 pub mod simplify;

@@ -3,6 +3,7 @@
 
 use super::expr::{Context, Count, Expr, Genome, Path};
 use super::generate::{below, chance, constant, Grammar};
+use super::ops::Op;
 use super::simplify::{self, key};
 use crate::rng::SplitMix;
 use serde::{Deserialize, Serialize};
@@ -30,6 +31,9 @@ pub enum Mutation {
     Unshare,
     /// A subtree of another parent put in place of a subtree.
     Crossover,
+    /// A new term `c * t` added to the whole program, its coefficient starting at 0 (so the
+    /// fit starts where the parent's ended and can only improve on it).
+    AddTerm,
 }
 
 /// How often each operator is drawn (relative weights).
@@ -55,21 +59,24 @@ pub struct MutationWeights {
     pub unshare: f64,
     /// [`Mutation::Crossover`].
     pub crossover: f64,
+    /// [`Mutation::AddTerm`].
+    pub add_term: f64,
 }
 
 impl Default for MutationWeights {
     fn default() -> Self {
         MutationWeights {
-            point: 0.20,
-            subtree: 0.15,
-            insert: 0.20,
-            delete: 0.10,
-            hoist: 0.03,
+            point: 0.25,
+            subtree: 0.06,
+            insert: 0.24,
+            delete: 0.12,
+            hoist: 0.02,
             constants: 0.05,
-            iterate: 0.03,
+            iterate: 0.04,
             share: 0.02,
             unshare: 0.01,
-            crossover: 0.21,
+            crossover: 0.13,
+            add_term: 0.06,
         }
     }
 }
@@ -94,6 +101,7 @@ impl MutationWeights {
             ),
             (Mutation::Unshare, self.unshare),
             (Mutation::Crossover, self.crossover),
+            (Mutation::AddTerm, self.add_term),
         ];
         let total: f64 = table.iter().map(|t| t.1.max(0.0)).sum();
         let mut u = rng.unit() * total;
@@ -140,6 +148,7 @@ pub fn apply(
         Mutation::Share => share(g, rng),
         Mutation::Unshare => unshare(g, rng),
         Mutation::Crossover => crossover(g, other, rng),
+        Mutation::AddTerm => add_term(g, grammar, rng),
     }?;
     let child = simplify::genome(child, &grammar.ops);
     grammar.admits(&child).then_some(child)
@@ -335,6 +344,30 @@ fn unshare(g: &Genome, rng: &mut SplitMix) -> Option<Genome> {
     Some(c)
 }
 
+fn add_term(g: &Genome, grammar: &Grammar, rng: &mut SplitMix) -> Option<Genome> {
+    let ops = &grammar.ops;
+    let join = [Op::Add, Op::Sub].into_iter().find(|o| ops.contains(*o))?;
+    let ctx = Context {
+        root: g.lets.len(),
+        in_step: false,
+        in_iterate: false,
+    };
+    let size = 1 + below(rng, 4);
+    let depth = 1 + below(rng, 2);
+    let t = (0..10)
+        .map(|_| grammar.grow(rng, ctx, depth, size))
+        .find(|t| !t.is_constant())?;
+    let term = if ops.contains(Op::Mul) {
+        Expr::bin(Op::Mul, Expr::Const(0.0), t)
+    } else {
+        t
+    };
+    let mut c = g.clone();
+    let body = std::mem::replace(&mut c.body, Expr::State);
+    c.body = Expr::bin(join, body, term);
+    Some(c)
+}
+
 /// `e` with every shared value of `g` written out.
 pub fn inline_shared(g: &Genome, e: &Expr) -> Expr {
     let mut out = e.clone();
@@ -387,6 +420,7 @@ mod tests {
             Mutation::Constants,
             Mutation::Iterate,
             Mutation::Crossover,
+            Mutation::AddTerm,
         ] {
             assert!(
                 applied.get(&m).copied().unwrap_or(0) > 10,
@@ -397,7 +431,6 @@ mod tests {
 
     #[test]
     fn share_names_a_repeated_subtree() {
-        use super::super::ops::Op;
         let sq = || Expr::bin(Op::Add, Expr::Input(0), Expr::un(Op::Sin, Expr::Input(1)));
         let g = Genome::of(Expr::bin(
             Op::Mul,

@@ -40,6 +40,11 @@ pub struct Options {
     pub tournament: usize,
     /// Selection's penalty per node (added to log10 of the normalised loss).
     pub parsimony: f64,
+    /// Selection's penalty per unit of an island's share at a complexity.
+    pub crowding: f64,
+    /// How much worse than its parent (in log10 of the loss) a child may be and still be
+    /// taken onto its island, one unit making it e times less likely.
+    pub temperature: f64,
     /// How each candidate is fitted.
     pub fit: FitSettings,
     /// Training rows the search fits on (drawn once, with the seed); 0 for every row. The
@@ -76,12 +81,16 @@ impl Default for Options {
             migrants: 4,
             tournament: 8,
             parsimony: 0.02,
+            crowding: 2.0,
+            temperature: 0.1,
             fit: FitSettings {
                 method: Method::Lm,
                 iterations: 20,
-                restarts: 2,
+                restarts: 1,
+                loop_restarts: 2,
                 lr: 0.05,
-                max_steps: 2_000_000,
+                max_steps: 1_000_000,
+                max_memory_mb: 512,
             },
             fit_rows: 1000,
             polish_iterations: 100,
@@ -97,8 +106,50 @@ impl Default for Options {
 }
 
 impl Options {
+    /// Sets one field by its dotted name (`temperature`, `fit.restarts`, `weights.crossover`)
+    /// to a JSON value; an unknown name or a value of the wrong type is an error.
+    pub fn set(&mut self, assignment: &str) -> Result<(), String> {
+        let (key, value) = assignment
+            .split_once('=')
+            .ok_or_else(|| format!("--set {assignment}: expected NAME=VALUE"))?;
+        let value: serde_json::Value = serde_json::from_str(value)
+            .unwrap_or_else(|_| serde_json::Value::String(value.to_string()));
+        let mut all = serde_json::to_value(&*self).map_err(|e| e.to_string())?;
+        let mut at = &mut all;
+        for part in key.split('.') {
+            at = at
+                .get_mut(part)
+                .ok_or_else(|| format!("--set {key}: no such setting (see docs/search.md)"))?;
+        }
+        *at = value;
+        *self = serde_json::from_value(all).map_err(|e| format!("--set {assignment}: {e}"))?;
+        Ok(())
+    }
+
     /// The operator set.
     pub fn op_set(&self) -> Result<OpSet, String> {
         OpSet::parse(&self.ops.join(","))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_are_set_by_name() {
+        let mut o = Options::default();
+        o.set("temperature=0.5").unwrap();
+        o.set("fit.restarts=4").unwrap();
+        o.set("fit.method=\"Adam\"").unwrap();
+        o.set("weights.crossover=0.3").unwrap();
+        assert_eq!(
+            (o.temperature, o.fit.restarts, o.weights.crossover),
+            (0.5, 4, 0.3)
+        );
+        assert_eq!(o.fit.method, Method::Adam);
+        assert!(o.set("nothing=1").unwrap_err().contains("no such setting"));
+        assert!(o.set("islands=many").is_err());
+        assert!(o.set("islands").is_err());
     }
 }

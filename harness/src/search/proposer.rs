@@ -190,7 +190,16 @@ impl Outside {
             return;
         }
         self.to = None;
-        let why = match self.child.try_wait() {
+        // A proposer that closed its output is usually exiting: give it a moment to say how.
+        let mut status = self.child.try_wait();
+        if why.starts_with("closed") {
+            let until = Instant::now() + Duration::from_secs(2);
+            while matches!(status, Ok(None)) && Instant::now() < until {
+                std::thread::sleep(Duration::from_millis(10));
+                status = self.child.try_wait();
+            }
+        }
+        let why = match status {
             Ok(Some(status)) if why.starts_with("closed") => format!("exited ({status})"),
             _ => why,
         };

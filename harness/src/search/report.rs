@@ -2,7 +2,7 @@
 //! set, as JSON, as a table, as CSV, and as SVG charts of the front and of the best loss
 //! against time.
 
-use super::engine::{Answer, Engine};
+use super::engine::{Answer, Engine, TestScore};
 use super::front::Member;
 use serde::Serialize;
 use serde_json::{json, Map, Value};
@@ -35,6 +35,9 @@ pub struct Summary {
     pub generations: u64,
     /// Walks of the runtime.
     pub walks: u64,
+    /// Rows times nodes walked per second (the lanes of every walk times its candidate's
+    /// complexity).
+    pub row_nodes_per_second: f64,
     /// Rows fitted on during the search.
     pub fit_rows: usize,
     /// Training rows.
@@ -71,11 +74,18 @@ pub fn params_json(names: &[String], values: &[f64]) -> Map<String, Value> {
         .collect()
 }
 
-/// Test scores as a JSON object.
-pub fn tests_json(tests: &[(String, f64, f64)]) -> Map<String, Value> {
+/// Test scores as a JSON object: `{NAME: {"nmse", "r2"}}`, with `null` scores and an
+/// `error` where the program has none.
+pub fn tests_json(tests: &[TestScore]) -> Map<String, Value> {
     tests
         .iter()
-        .map(|(n, nmse, r2)| (n.clone(), json!({"nmse": nmse, "r2": r2})))
+        .map(|(n, s)| {
+            let v = match s {
+                Ok((nmse, r2)) => json!({"nmse": nmse, "r2": r2}),
+                Err(e) => json!({"nmse": null, "r2": null, "error": e}),
+            };
+            (n.clone(), v)
+        })
         .collect()
 }
 
@@ -84,7 +94,7 @@ pub fn rows(engine: &mut Engine, front: &[Member]) -> Vec<Row> {
     front
         .iter()
         .map(|m| {
-            let tests = engine.test_scores(m).unwrap_or_default();
+            let tests = engine.test_scores(m);
             Row {
                 complexity: m.complexity,
                 train_loss: m.loss,
