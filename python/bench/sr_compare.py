@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """ndvm search against pyoperon, side by side in one run: the same rows, budget, cores and seed.
 
-  python3 python/bench/sr_compare.py llmsr      [--budget 60] [--threads 2] [--datasets a,b]
+  python3 python/bench/sr_compare.py llmsr      [--budget 60] [--threads 2] [--datasets a,b] [--seeds 1,2,3]
   python3 python/bench/sr_compare.py srsd       [--budget 20] [--threads 2] [--formulas a,b]
   python3 python/bench/sr_compare.py recurrence [--budget 60] [--threads 2]
   python3 python/bench/sr_compare.py throughput [--budget 20]
@@ -143,24 +143,42 @@ def fmt(x):
     return "-" if x is None else ("inf" if x == float("inf") else f"{x:.3g}")
 
 
+def median(xs):
+    xs = sorted(x for x in xs if x is not None)
+    if not xs:
+        return None
+    n = len(xs)
+    return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
+
+
 def llmsr(args):
     targets = {"oscillator1": "a", "oscillator2": "a", "bactgrow": "db", "stressstrain": "stress"}
     names = args.datasets.split(",") if args.datasets else list(targets)
-    print(f"LLM-SR datasets, {args.budget} s on {args.threads} threads, seed {args.seed}")
-    print("| dataset | ndvm ID | ndvm OOD | pyoperon ID | pyoperon OOD | PySR ID | PySR OOD | LLM-SR ID | LLM-SR OOD |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    seeds = [int(x) for x in args.seeds.split(",")]
+    print(f"LLM-SR datasets, {args.budget} s on {args.threads} threads, seeds {seeds}: each run, "
+          f"then the median over the seeds")
+    print("| dataset | seed | ndvm ID | ndvm OOD | pyoperon ID | pyoperon OOD | PySR ID | PySR OOD | LLM-SR ID | LLM-SR OOD |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    g = lambda r, k: r.get("nmse", {}).get(k)
     for ds in names:
         d = os.path.join(SR, "llm-sr", ds)
         tests = [("id", os.path.join(d, "test_id.csv")), ("ood", os.path.join(d, "test_ood.csv"))]
         train = os.path.join(d, "train.csv")
-        ours = run_ndvm(args, train, targets[ds], tests, args.budget)
-        emit(args, {"bench": "llmsr", "dataset": ds, **ours})
-        theirs = run_operon(args, train, targets[ds], tests, args.budget) if not args.no_operon else {}
-        emit(args, {"bench": "llmsr", "dataset": ds, **theirs}) if theirs else None
         p = PUBLISHED[ds]
-        g = lambda r, k: r.get("nmse", {}).get(k)
-        print(f"| {ds} | {fmt(g(ours, 'id'))} | {fmt(g(ours, 'ood'))} | {fmt(g(theirs, 'id'))} | "
-              f"{fmt(g(theirs, 'ood'))} | {p['pysr'][0]} | {p['pysr'][1]} | "
+        runs = []
+        for seed in seeds:
+            args.seed = seed
+            ours = run_ndvm(args, train, targets[ds], tests, args.budget)
+            emit(args, {"bench": "llmsr", "dataset": ds, "seed": seed, **ours})
+            theirs = run_operon(args, train, targets[ds], tests, args.budget) if not args.no_operon else {}
+            if theirs:
+                emit(args, {"bench": "llmsr", "dataset": ds, "seed": seed, **theirs})
+            runs.append((ours, theirs))
+            print(f"| {ds} | {seed} | {fmt(g(ours, 'id'))} | {fmt(g(ours, 'ood'))} | {fmt(g(theirs, 'id'))} | "
+                  f"{fmt(g(theirs, 'ood'))} | | | | |", flush=True)
+        med = lambda i, k: median([g(r[i], k) for r in runs])
+        print(f"| **{ds}** | median | {fmt(med(0, 'id'))} | {fmt(med(0, 'ood'))} | {fmt(med(1, 'id'))} | "
+              f"{fmt(med(1, 'ood'))} | {p['pysr'][0]} | {p['pysr'][1]} | "
               f"{p['llmsr'][0]} | {p['llmsr'][1]} |", flush=True)
 
 
@@ -231,6 +249,7 @@ def main():
     ap.add_argument("--budget", type=float, default=None)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--seeds", default="1", help="llmsr: comma-separated seeds, one run each")
     ap.add_argument("--ndvm", default=os.path.join(ROOT, "target", "release", "ndvm"))
     ap.add_argument("--out", default=None)
     ap.add_argument("--no-operon", action="store_true")

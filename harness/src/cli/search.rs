@@ -199,7 +199,6 @@ fn seed_programs(path: &Path, inputs: &[String]) -> Result<Vec<Candidate>, Strin
 }
 
 fn run(args: &SearchArgs) -> Result<ExitCode, String> {
-    let started = Instant::now();
     let cols = Columns {
         target: args.target.clone(),
         inputs: args.inputs.clone(),
@@ -223,6 +222,8 @@ fn run(args: &SearchArgs) -> Result<ExitCode, String> {
             Engine::new(options(args)?, data, threads, seeds)?
         }
     };
+    // The budget runs from here: the data is read and decoded.
+    let started = Instant::now();
     let out = args.out.clone().or_else(|| args.resume.clone());
     if let Some(dir) = &out {
         std::fs::create_dir_all(dir)
@@ -306,7 +307,7 @@ fn run(args: &SearchArgs) -> Result<ExitCode, String> {
     if let Some(dir) = &out {
         save_checkpoint(dir, &engine)?;
     }
-    engine.polish();
+    engine.polish(budget.map(|b| started + Duration::from_secs_f64(b)));
     let front: Vec<Member> = engine.hall.front().into_iter().cloned().collect();
     let rows = report::rows(&mut engine, &front);
     if let Some(bar) = bar {

@@ -789,8 +789,9 @@ impl Engine {
     /// Drops, from each front member's top-level sum, the terms it is as good without (on the
     /// fit rows, refitted), then fits the front again on every training row (from its fitted
     /// values) and rebuilds the hall of fame from the refitted members: their loss is then the
-    /// training MSE.
-    pub fn polish(&mut self) {
+    /// training MSE. A member whose refit would start after `deadline` is only scored on every
+    /// row at its fitted values.
+    pub fn polish(&mut self, deadline: Option<Instant>) {
         let front: Vec<Member> = self.hall.front().into_iter().cloned().collect();
         let mut members = Vec::with_capacity(front.len());
         for m in front {
@@ -805,8 +806,13 @@ impl Engine {
         let refits = self.workers.each(members.len(), &|j, s| {
             let m = &members[j];
             let program = Program::parse(&m.src).map_err(|e| e.to_string())?;
+            let late = deadline.is_some_and(|d| Instant::now() >= d);
+            let settings = candidate::FitSettings {
+                iterations: if late { 0 } else { one.iterations },
+                ..one.clone()
+            };
             Ok::<Fitted, String>(candidate::fit(
-                s, &program, &m.params, &m.values, &rows, &one, 0,
+                s, &program, &m.params, &m.values, &rows, &settings, 0,
             ))
         });
         let mut out = Vec::new();
