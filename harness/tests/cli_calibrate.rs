@@ -162,3 +162,52 @@ fn data_with_every_row_held_out_is_a_usage_error() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("every data row is held out"), "{err}");
 }
+
+#[test]
+fn levenberg_marquardt_fits_in_fewer_steps_than_adam() {
+    let model = std::env::temp_dir().join(format!("ndvm-lm-{}.scm", std::process::id()));
+    std::fs::write(&model, "(* a (* (exp (- 0.0 (* b x))) (cos (* c x))))").unwrap();
+    let fit = |optimizer: &str, steps: &str| {
+        json_of(ndvm(&[
+            "calibrate",
+            model.to_str().unwrap(),
+            "--optimizer",
+            optimizer,
+            "--data",
+            "data/cosearch/damped_oscillator.csv",
+            "--target",
+            "y",
+            "--init",
+            "a=1,b=0.1,c=1.8",
+            "--steps",
+            steps,
+            "--format",
+            "json",
+        ]))
+    };
+    let lm = fit("lm", "20");
+    let adam = fit("adam", "200");
+    let loss = |j: &serde_json::Value| {
+        j["final_loss"]
+            .as_f64()
+            .or(j["last_step_loss"].as_f64())
+            .unwrap()
+    };
+    assert!(loss(&lm) <= loss(&adam) * 1.0001, "{lm} {adam}");
+    assert!(lm["holdout_r2"].as_f64().unwrap() > 0.99, "{lm}");
+    // Without a target there is no least-squares loss to fit.
+    let out = ndvm(&[
+        "calibrate",
+        "examples/kalman2d_T80.scm",
+        "--bind",
+        "obs=@examples/kalman2d_obs.csv",
+        "--params",
+        "q,r",
+        "--optimizer",
+        "lm",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--optimizer lm fits a least-squares loss")
+    );
+}

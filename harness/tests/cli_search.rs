@@ -454,3 +454,26 @@ fn the_readme_first_command_runs() {
         "{text}"
     );
 }
+
+#[test]
+fn seed_programs_start_the_search() {
+    let tmp = Tmp::new();
+    // The formula itself, with other constants, and a program outside the grammar.
+    let seeds = tmp.file(
+        "seeds.jsonl",
+        "{\"src\": \"(+ b (* a x (sin v)))\", \"init\": {\"a\": 1.0, \"b\": 0.0}}\n\
+         {\"src\": \"(if (> x 0) (* k x) (* k v))\"}\n",
+    );
+    let v = small(&tmp, &["--seed-programs", &seeds, "--max-evals", "100"]);
+    let b = best(&v);
+    assert!(b["tests"]["test"]["nmse"].as_f64().unwrap() < 1e-20, "{b}");
+    let bad = tmp.file("bad.jsonl", "{\"src\": \"(+ a\"}\n");
+    let train = tmp.file("train.csv", &formula_csv(0, 200));
+    let out = ndvm(&["--data", &train, "--target", "y", "--seed-programs", &bad]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("bad.jsonl:1: does not parse"),
+        "{}",
+        stderr(&out)
+    );
+}

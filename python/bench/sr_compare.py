@@ -7,7 +7,7 @@
   python3 python/bench/sr_compare.py throughput [--budget 20]
 
 Common options: --seed S, --ndvm PATH (default target/release/ndvm), --out FILE.jsonl (one
-line per run), --no-operon. Needs `pip install pyoperon==0.6.2 pandas` for the Operon side.
+line per run), --no-operon, --ndvm-args "FLAGS" (more flags for ndvm search). Needs `pip install pyoperon==0.6.2 pandas` for the Operon side.
 
 Operon runs with the setting the search issue fixes as fair and strong: objectives r2 and
 length, Levenberg-Marquardt with 10 iterations, population and pool 1000, max length 50, max
@@ -64,7 +64,8 @@ def nmse(pred, y):
 
 def run_ndvm(args, train, target, tests, budget, extra=()):
     cmd = [args.ndvm, "search", "--data", train, "--target", target, "--budget", str(budget),
-           "--threads", str(args.threads), "--seed", str(args.seed), "--format", "json", *extra]
+           "--threads", str(args.threads), "--seed", str(args.seed), "--format", "json",
+           *args.ndvm_args.split(), *extra]
     for name, path in tests:
         cmd += ["--test", f"{name}={path}"]
     start = time.time()
@@ -253,6 +254,7 @@ def main():
     ap.add_argument("--ndvm", default=os.path.join(ROOT, "target", "release", "ndvm"))
     ap.add_argument("--out", default=None)
     ap.add_argument("--no-operon", action="store_true")
+    ap.add_argument("--ndvm-args", default="", help="more flags for ndvm search, as one string")
     ap.add_argument("--datasets", default=None)
     ap.add_argument("--formulas", default=None)
     ap.add_argument("--train")

@@ -3,7 +3,8 @@
 use crate::schedule;
 use crate::search::candidate::{Candidate, Method, Origin};
 use crate::search::dataset::{Columns, Data};
-use crate::search::engine::{Checkpoint, Engine, Feed, NoFeed, Stop};
+use crate::search::engine::{Checkpoint, Engine, Stop};
+use crate::search::feed::{Feed, NoFeed};
 use crate::search::front::Member;
 use crate::search::options::{Iterate, Options};
 use crate::search::proposer::{Outside, ProposerStatus};

@@ -12,11 +12,11 @@ use super::convert;
 use super::dataset::Data;
 use super::emit::{self, Names};
 use super::expr::Genome;
+use super::feed::{Answer, Feed, Incoming};
 use super::front::{HallOfFame, Member};
 use super::generate::{below, Grammar};
 use super::options::Options;
 use super::population::{Island, Pressure};
-use super::prune;
 use crate::calibrate::workers::{Evaluator, Workers};
 use crate::rng::SplitMix;
 use runtime_cpu::{Program, Session};
@@ -80,71 +80,6 @@ pub struct Checkpoint {
     pub history: Vec<(f64, f64)>,
     /// Programs from the outside proposer or seeds admitted to the islands so far.
     pub injected: u64,
-}
-
-/// One test set's NMSE and R^2, or why a program has none there.
-pub type TestScore = (String, Result<(f64, f64), String>);
-
-/// A candidate line from the outside proposer, or why it is not one.
-#[derive(Clone, Debug)]
-pub enum Incoming {
-    /// A candidate (its program not yet decoded).
-    Program(Candidate),
-    /// A line that is no candidate: its answer's `id`, `src` and error.
-    Bad {
-        /// The line's `id`, if it had one.
-        id: Option<serde_json::Value>,
-        /// The line's `src`, if it had one.
-        src: Option<String>,
-        /// Why it is not a candidate.
-        error: String,
-    },
-}
-
-/// The answer to one of the outside proposer's candidates.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Answer {
-    /// The candidate's `id`.
-    pub id: Option<serde_json::Value>,
-    /// Its program.
-    pub src: Option<String>,
-    /// Fitted parameters by name.
-    pub params: Vec<(String, f64)>,
-    /// MSE on the fit rows.
-    pub train_loss: Option<f64>,
-    /// Node count.
-    pub complexity: Option<usize>,
-    /// NMSE and R^2 per test set.
-    pub tests: Vec<TestScore>,
-    /// Why it failed.
-    pub error: Option<String>,
-}
-
-/// The outside proposer, as the loop sees it.
-pub trait Feed {
-    /// The lines that came since the last call; with `wait`, blocks until at least one comes,
-    /// the proposer is found gone or silent, or that instant.
-    fn take(&mut self, wait: Option<Instant>) -> Vec<Incoming>;
-    /// Sends the answer to a candidate.
-    fn answer(&mut self, a: &Answer);
-    /// Sends the front after a batch.
-    fn front(&mut self, front: &[&Member], engine: &Engine);
-    /// False once the proposer has exited, closed its output or gone silent.
-    fn alive(&self) -> bool;
-}
-
-/// No outside proposer.
-pub struct NoFeed;
-
-impl Feed for NoFeed {
-    fn take(&mut self, _: Option<Instant>) -> Vec<Incoming> {
-        Vec::new()
-    }
-    fn answer(&mut self, _: &Answer) {}
-    fn front(&mut self, _: &[&Member], _: &Engine) {}
-    fn alive(&self) -> bool {
-        false
-    }
 }
 
 /// When the loop stops.
@@ -211,7 +146,7 @@ pub struct Engine {
     seed_genomes: Vec<Genome>,
     injected: u64,
     cache: Cache,
-    workers: Workers<f64>,
+    pub(super) workers: Workers<f64>,
     threads: usize,
     pressure: Pressure,
 }
@@ -730,26 +665,6 @@ impl Engine {
         }
     }
 
-    /// NMSE and R^2 of `m` on every test set, or why it has none there (a value that is not
-    /// finite on some row of it, say).
-    pub fn test_scores(&mut self, m: &Member) -> Vec<TestScore> {
-        let limits = self.options.fit.limits();
-        let tests = &self.test_rows;
-        let program = Program::parse(&m.src).map_err(|e| e.to_string());
-        let scores = self.workers.each(1, &|_, s| {
-            tests
-                .iter()
-                .map(|(name, rows)| {
-                    let score = program.clone().and_then(|p| {
-                        candidate::test_scores(s, &p, &m.params, &m.values, rows, limits)
-                    });
-                    (name.clone(), score)
-                })
-                .collect::<Vec<_>>()
-        });
-        scores.into_iter().next().unwrap_or_default()
-    }
-
     /// Every island receives migrants: members of the hall of fame, and the next island's
     /// best.
     fn migrate(&mut self) {
@@ -783,112 +698,6 @@ impl Engine {
             for (g, l, src) in arrive {
                 island.admit(g, l, &src, cap);
             }
-        }
-    }
-
-    /// Drops, from each front member's top-level sum, the terms it is as good without (on the
-    /// fit rows, refitted), then fits the front again on every training row (from its fitted
-    /// values) and rebuilds the hall of fame from the refitted members: their loss is then the
-    /// training MSE. A member whose refit would start after `deadline` is only scored on every
-    /// row at its fitted values.
-    pub fn polish(&mut self, deadline: Option<Instant>) {
-        let front: Vec<Member> = self.hall.front().into_iter().cloned().collect();
-        let mut members = Vec::with_capacity(front.len());
-        for m in front {
-            members.push(self.pruned(m));
-        }
-        let rows = Rows::of(&self.data.train, &self.data.inputs);
-        let one = candidate::FitSettings {
-            restarts: 1,
-            iterations: self.options.polish_iterations,
-            ..self.options.fit.clone()
-        };
-        let refits = self.workers.each(members.len(), &|j, s| {
-            let m = &members[j];
-            let program = Program::parse(&m.src).map_err(|e| e.to_string())?;
-            let late = deadline.is_some_and(|d| Instant::now() >= d);
-            let settings = candidate::FitSettings {
-                iterations: if late { 0 } else { one.iterations },
-                ..one.clone()
-            };
-            Ok::<Fitted, String>(candidate::fit(
-                s, &program, &m.params, &m.values, &rows, &settings, 0,
-            ))
-        });
-        let mut out = Vec::new();
-        for (mut m, r) in members.into_iter().zip(refits) {
-            if let Ok(Fitted {
-                params,
-                loss: Ok(l),
-                ..
-            }) = r
-            {
-                if let Some(g) = &mut m.genome {
-                    g.set_constants(&params);
-                }
-                m.values = params;
-                m.loss = l;
-                out.push(m);
-            }
-        }
-        self.hall.rebuild(out);
-    }
-
-    /// `m` with the terms of its top-level sum dropped, one at a time, while it is as good
-    /// without them on the fit rows.
-    fn pruned(&mut self, mut m: Member) -> Member {
-        let variance = self.fit_rows.variance();
-        loop {
-            let Some(g) = m.genome.clone() else {
-                return m;
-            };
-            let n = prune::terms(&g.body).len();
-            if n < 2 {
-                return m;
-            }
-            let tries: Vec<Genome> = (0..n)
-                .filter_map(|i| prune::without(&g, i, &self.grammar.ops))
-                .filter(|t| t.size() < g.size())
-                .collect();
-            let (rows, fit, names) = (&self.fit_rows, &self.options.fit, &self.names);
-            let fits = self.workers.each(tries.len(), &|j, s| {
-                let c = Candidate::from_genome(tries[j].clone(), names, m.origin, false);
-                let program = Program::parse(&c.src).ok()?;
-                let one = candidate::FitSettings {
-                    restarts: 1,
-                    ..fit.clone()
-                };
-                let f = candidate::fit(s, &program, &c.params, &c.init, rows, &one, 0);
-                Some((c, f))
-            });
-            let best = fits
-                .into_iter()
-                .flatten()
-                .filter_map(|(c, f)| Some((c, f.params, f.loss.ok()?)))
-                .filter(|(_, _, l)| prune::as_good(*l, m.loss, variance))
-                .min_by(|a, b| a.2.total_cmp(&b.2));
-            let Some((c, values, loss)) = best else {
-                return m;
-            };
-            let mut genome = c.genome.expect("made from a genome");
-            genome.set_constants(&values);
-            m = Member {
-                src: c.src,
-                params: c.params,
-                values,
-                loss,
-                complexity: genome.size(),
-                genome: Some(genome),
-                origin: m.origin,
-            };
-        }
-    }
-
-    /// Infix math for a member.
-    pub fn infix(&self, m: &Member) -> String {
-        match &m.genome {
-            Some(g) => emit::infix(g, &self.names),
-            None => m.src.clone(),
         }
     }
 }

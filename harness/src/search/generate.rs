@@ -74,10 +74,10 @@ impl Grammar {
         Expr::bin(op, a, b)
     }
 
-    /// A random count for an `iterate`: an integer input column when there is one (half the
-    /// time), else a fixed count.
+    /// A random count for an `iterate`: an integer input column when there is one (four times
+    /// in five), else a fixed count.
     pub fn count(&self, rng: &mut SplitMix) -> Count {
-        if !self.count_inputs.is_empty() && chance(rng, 0.5) {
+        if !self.count_inputs.is_empty() && chance(rng, 0.8) {
             Count::Input(self.count_inputs[below(rng, self.count_inputs.len())])
         } else {
             Count::Fixed(1 + below(rng, self.max_fixed_count.max(1) as usize) as u32)
@@ -103,8 +103,9 @@ impl Grammar {
         }))
     }
 
-    /// A random program for a first population: a tree of 1 to 4 levels, sometimes an
-    /// `iterate` when the grammar allows it.
+    /// A random program for a first population: a tree of 1 to 4 levels, or, when the grammar
+    /// allows it, an `iterate` (half the time when an input column holds trip counts, which
+    /// says the data is likely a recurrence; else one time in seven).
     pub fn random(&self, rng: &mut SplitMix) -> Genome {
         let top = Context {
             root: 0,
@@ -113,7 +114,12 @@ impl Grammar {
         };
         let depth = 1 + below(rng, 4);
         let size = 2 + below(rng, self.max_size.clamp(3, 12) - 1);
-        if self.iterate && chance(rng, 0.15) {
+        let p = if self.count_inputs.is_empty() {
+            0.15
+        } else {
+            0.5
+        };
+        if self.iterate && chance(rng, p) {
             let init = self.grow(rng, top, 2, 3);
             return Genome::of(self.iterate(rng, init, top, 5));
         }

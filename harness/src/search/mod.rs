@@ -22,7 +22,9 @@
 //! | `candidate.rs` | a candidate and its fit (Levenberg-Marquardt, restarts as lane groups) |
 //! | `convert.rs` | programs given as text read as genomes; complexity of any program |
 //! | `cache.rs` | the skeleton cache |
-//! | `engine.rs` | the generation loop, migration, the final refit, checkpoints |
+//! | `engine.rs` | the generation loop, migration, checkpoints |
+//! | `feed.rs` | the outside proposer as the loop sees it: its lines and their answers |
+//! | `finish.rs` | test scores, the final pruning and refit of the front |
 //! | `proposer.rs` | the outside proposer's process and its JSON-lines protocol |
 //! | `prune.rs` | a front member's top-level terms, one at a time left out |
 //! | `report.rs` | the summary and the front as JSON, table, CSV and SVG |
@@ -34,6 +36,8 @@ pub mod dataset;
 pub mod emit;
 pub mod engine;
 pub mod expr;
+pub mod feed;
+mod finish;
 pub mod front;
 pub mod generate;
 pub mod mutate;

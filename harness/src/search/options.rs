@@ -87,7 +87,7 @@ impl Default for Options {
                 method: Method::Lm,
                 iterations: 20,
                 restarts: 1,
-                loop_restarts: 2,
+                loop_restarts: 3,
                 lr: 0.05,
                 max_steps: 1_000_000,
                 max_memory_mb: 512,

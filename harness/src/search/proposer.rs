@@ -5,7 +5,8 @@
 //! goes on without it.
 
 use super::candidate::{Candidate, Origin};
-use super::engine::{Answer, Engine, Feed, Incoming};
+use super::engine::Engine;
+use super::feed::{Answer, Feed, Incoming};
 use super::front::Member;
 use super::report;
 use serde_json::{json, Value};

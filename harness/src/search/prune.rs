@@ -1,8 +1,8 @@
-//! The terms of a program's top-level sum, one at a time left out: the final refit drops a
-//! term of a front member that buys (almost) nothing, so the front's most accurate member is
-//! not the same program carrying a term fitted to rounding noise.
+//! The terms of a program's sums, one at a time left out: the final refit drops a term of a
+//! front member that buys (almost) nothing, so the front's most accurate member is not the same
+//! program carrying a term fitted to rounding noise.
 
-use super::expr::{Expr, Genome};
+use super::expr::{Expr, Genome, Path};
 use super::ops::{Op, OpSet};
 use super::simplify;
 
@@ -27,9 +27,9 @@ fn collect<'a>(e: &'a Expr, neg: bool, out: &mut Vec<(bool, &'a Expr)>) {
     }
 }
 
-/// `g` with term `i` of its body's sum left out, simplified; `None` when the body has one term.
-pub fn without(g: &Genome, i: usize, ops: &OpSet) -> Option<Genome> {
-    let all = terms(&g.body);
+/// The sum `e` without its term `i`; `None` when it has one term.
+fn chain_without(e: &Expr, i: usize) -> Option<Expr> {
+    let all = terms(e);
     if all.len() < 2 {
         return None;
     }
@@ -45,10 +45,42 @@ pub fn without(g: &Genome, i: usize, ops: &OpSet) -> Option<Genome> {
             Some(a) => Expr::bin(if neg { Op::Sub } else { Op::Add }, a, t),
         });
     }
-    let mut c = g.clone();
-    c.body = acc?;
-    simplify::drop_unused_lets(&mut c);
-    Some(simplify::genome(c, ops))
+    acc
+}
+
+/// Every program `g` gives with one term of one of its sums left out (a sum: a chain of `+`
+/// and `-` not itself inside one), simplified, each smaller than `g`.
+pub fn variants(g: &Genome, ops: &OpSet) -> Vec<Genome> {
+    let is_sum = |e: &Expr| matches!(e, Expr::Binary(Op::Add | Op::Sub, _, _));
+    let mut out = Vec::new();
+    for (path, _) in g.paths() {
+        let node = g.get(&path);
+        if !is_sum(node) {
+            continue;
+        }
+        if let Some((_, up)) = path.steps.split_last() {
+            let parent = Path {
+                root: path.root,
+                steps: up.to_vec(),
+            };
+            if is_sum(g.get(&parent)) {
+                continue;
+            }
+        }
+        for i in 0..terms(node).len() {
+            let Some(rest) = chain_without(node, i) else {
+                continue;
+            };
+            let mut c = g.clone();
+            *c.get_mut(&path) = rest;
+            simplify::drop_unused_lets(&mut c);
+            let c = simplify::genome(c, ops);
+            if c.size() < g.size() && c.is_well_formed() {
+                out.push(c);
+            }
+        }
+    }
+    out
 }
 
 /// Whether a loss `pruned` is as good as `full`: within a millionth of it, or both below
@@ -65,23 +97,30 @@ mod tests {
     use Expr::{Const, Input};
 
     #[test]
-    fn each_term_can_be_left_out() {
+    fn each_term_of_each_sum_can_be_left_out() {
         let ops = OpSet::parse(DEFAULT).unwrap();
         let g = Genome::of(Expr::bin(
             Op::Sub,
             Expr::bin(Op::Add, Expr::bin(Op::Mul, Const(2.0), Input(0)), Input(1)),
-            Expr::un(Op::Sin, Input(0)),
+            Expr::un(Op::Sin, Expr::bin(Op::Add, Input(0), Input(1))),
         ));
         assert_eq!(terms(&g.body).len(), 3);
         let names = Names::new(&["x".into(), "v".into()]);
-        let outs: Vec<String> = (0..3)
-            .map(|i| source(&without(&g, i, &ops).unwrap(), &names))
+        let outs: Vec<String> = variants(&g, &ops)
+            .iter()
+            .map(|v| source(v, &names))
             .collect();
         assert_eq!(
             outs,
-            ["(- v (sin x))", "(- (* c0 x) (sin x))", "(+ (* c0 x) v)"]
+            [
+                "(- v (sin (+ x v)))",
+                "(- (* c0 x) (sin (+ x v)))",
+                "(+ (* c0 x) v)",
+                "(- (+ (* c0 x) v) (sin v))",
+                "(- (+ (* c0 x) v) (sin x))",
+            ]
         );
-        assert!(without(&Genome::of(Input(0)), 0, &ops).is_none());
+        assert!(variants(&Genome::of(Input(0)), &ops).is_empty());
         assert!(as_good(1.0 + 1e-7, 1.0, 1.0) && !as_good(1.01, 1.0, 1.0));
         assert!(as_good(1e-30, 1e-33, 1.0));
     }

@@ -2,7 +2,8 @@
 //! set, as JSON, as a table, as CSV, and as SVG charts of the front and of the best loss
 //! against time.
 
-use super::engine::{Answer, Engine, TestScore};
+use super::engine::Engine;
+use super::feed::{Answer, TestScore};
 use super::front::Member;
 use serde::Serialize;
 use serde_json::{json, Map, Value};
