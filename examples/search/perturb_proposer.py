@@ -10,7 +10,7 @@ write programs.
 Flags for testing the protocol's error handling:
   --malformed        also send lines that are not candidates, an unparseable program and a
                      runaway one
-  --rounds N         exit cleanly after N fronts
+  --rounds N         exit cleanly after N fronts, once every line sent has its answer
   --crash-after N    exit with status 3 after N fronts
   --hang-after N     stop answering (sleep) after N fronts
   --log FILE         append every line received from ndvm to FILE
@@ -23,7 +23,11 @@ import sys
 import time
 
 
+SENT = [0]
+
+
 def send(obj):
+    SENT[0] += 1
     sys.stdout.write((obj if isinstance(obj, str) else json.dumps(obj)) + "\n")
     sys.stdout.flush()
 
@@ -86,6 +90,7 @@ def main():
     rng = random.Random(args.seed)
     inputs = None
     rounds = 0
+    answered = 0
     for line in sys.stdin:
         if log:
             log.write(line)
@@ -107,13 +112,19 @@ def main():
             if args.hang_after is not None and rounds >= args.hang_after:
                 time.sleep(3600)
             if args.rounds is not None and rounds >= args.rounds:
-                return
+                if answered >= SENT[0]:
+                    return
+                continue
             front = msg["front"]
             if not front:
                 continue
             for c in variations(rng.choice(front), inputs, rng, args.per_round):
                 send(c)
-        # Answers to single candidates ({"id", "src", "params", ..., "error"}) need no reply.
+        else:
+            # An answer to one line sent ({"id", "src", "params", ..., "error"}): no reply.
+            answered += 1
+            if args.rounds is not None and rounds >= args.rounds and answered >= SENT[0]:
+                return
 
 
 if __name__ == "__main__":

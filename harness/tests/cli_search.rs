@@ -74,17 +74,11 @@ fn json(args: &[&str]) -> Value {
     serde_json::from_str(&String::from_utf8_lossy(&out.stdout)).expect("valid JSON")
 }
 
-/// A small search's settings: two islands of 40, a few thousand candidates at most.
-const SMALL: [&str; 6] = ["--islands", "2", "--population", "40", "--seed", "3"];
+/// A small search's settings: two islands of 40 (a test adds a seed and a limit).
+const SMALL: [&str; 4] = ["--islands", "2", "--population", "40"];
 
 fn small(tmp: &Tmp, extra: &[&str]) -> Value {
-    let train = tmp.file("train.csv", &formula_csv(0, 200));
-    let test = tmp.file("test.csv", &formula_csv(200, 300));
-    let test_arg = format!("test={test}");
-    let mut args = vec!["--data", &train, "--target", "y", "--test", &test_arg];
-    args.extend(SMALL);
-    args.extend(extra);
-    json(&args)
+    small_seeded(tmp, "3", extra)
 }
 
 fn best(v: &Value) -> &Value {
@@ -101,18 +95,37 @@ fn best(v: &Value) -> &Value {
         .expect("a front")
 }
 
+/// A search with the small settings but its own seed.
+fn small_seeded(tmp: &Tmp, seed: &str, extra: &[&str]) -> Value {
+    let train = tmp.file("train.csv", &formula_csv(0, 200));
+    let test = tmp.file("test.csv", &formula_csv(200, 300));
+    let test_arg = format!("test={test}");
+    let mut args = vec!["--data", &train, "--target", "y", "--test", &test_arg];
+    args.extend(SMALL);
+    args.extend(["--seed", seed]);
+    args.extend(extra);
+    json(&args)
+}
+
 #[test]
 fn a_small_known_formula_is_found() {
+    // A search is stochastic: one seed in a few ends in a polynomial that approximates the
+    // formula to 1e-11. Two of three seeds must find it exactly.
     let tmp = Tmp::new();
-    let v = small(&tmp, &["--max-evals", "4000"]);
-    let b = best(&v);
-    let nmse = b["tests"]["test"]["nmse"].as_f64().unwrap();
-    assert!(nmse < 1e-12, "best {b}");
-    assert_eq!(v["summary"]["evaluations"], 4000);
-    assert_eq!(v["summary"]["stopped"], "max-evals");
-    let s = &v["summary"];
-    assert!(s["distinct_skeletons"].as_u64().unwrap() > 500, "{s}");
-    assert!(s["cache_hits"].as_u64().unwrap() > 0, "{s}");
+    let mut found = 0;
+    for seed in ["1", "2", "3"] {
+        let v = small_seeded(&tmp, seed, &["--max-evals", "4000"]);
+        let b = best(&v);
+        if b["tests"]["test"]["nmse"].as_f64().unwrap() < 1e-12 {
+            found += 1;
+        }
+        assert_eq!(v["summary"]["evaluations"], 4000);
+        assert_eq!(v["summary"]["stopped"], "max-evals");
+        let s = &v["summary"];
+        assert!(s["distinct_skeletons"].as_u64().unwrap() > 500, "{s}");
+        assert!(s["cache_hits"].as_u64().unwrap() > 0, "{s}");
+    }
+    assert!(found >= 2, "found by {found} of 3 seeds");
 }
 
 #[test]
@@ -412,7 +425,7 @@ fn bad_data_is_a_clear_error_naming_file_row_and_column() {
         let e = stderr(&out);
         assert_eq!(out.status.code(), Some(2), "{text:?}: {e}");
         assert!(
-            e.contains(want) && e.contains(&format!("bad{k}.csv")) || e.contains(want),
+            e.contains(want) && e.contains(&format!("bad{k}.csv")),
             "{text:?}: {e}"
         );
         assert!(!e.contains("panicked"), "{e}");

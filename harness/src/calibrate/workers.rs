@@ -109,6 +109,11 @@ impl<R: Real> Workers<R> {
         Ok(Workers { sessions, pool })
     }
 
+    /// The number of workers.
+    pub fn threads(&self) -> usize {
+        self.sessions.len()
+    }
+
     /// Where the numeric regions of every worker's walks ran.
     pub fn region_counts(&mut self) -> RegionCounts {
         let mut all = RegionCounts::default();

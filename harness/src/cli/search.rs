@@ -4,14 +4,14 @@ use crate::schedule;
 use crate::search::candidate::{Candidate, Method, Origin};
 use crate::search::dataset::{Columns, Data};
 use crate::search::engine::{Checkpoint, Engine, Stop};
+use crate::search::feed::Incoming;
 use crate::search::feed::{Feed, NoFeed};
 use crate::search::front::Member;
 use crate::search::options::{Iterate, Options};
-use crate::search::proposer::{Outside, ProposerStatus};
+use crate::search::proposer::{parse_line, Outside, ProposerStatus};
 use crate::search::report::{self, Summary};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use std::collections::HashMap;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -161,6 +161,7 @@ fn options(args: &SearchArgs) -> Result<Options, String> {
     for s in &args.set {
         o.set(s)?;
     }
+    o.check()?;
     Ok(o)
 }
 
@@ -174,7 +175,7 @@ fn tests(args: &SearchArgs) -> Result<Vec<(String, PathBuf)>, String> {
         .collect()
 }
 
-/// Reads `--seed-programs`: one `{"src", "init"}` per line.
+/// Reads `--seed-programs`: one `{"src", "init"}` per line, checked as a proposer's lines are.
 fn seed_programs(path: &Path, inputs: &[String]) -> Result<Vec<Candidate>, String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
@@ -183,23 +184,45 @@ fn seed_programs(path: &Path, inputs: &[String]) -> Result<Vec<Candidate>, Strin
         if line.trim().is_empty() {
             continue;
         }
-        let at = |e: String| format!("{}:{}: {e}", path.display(), i + 1);
-        let v: serde_json::Value = serde_json::from_str(line).map_err(|e| at(e.to_string()))?;
-        let src = v["src"].as_str().ok_or_else(|| at("no `src`".into()))?;
-        let init: HashMap<String, f64> = v["init"]
-            .as_object()
-            .map(|m| {
-                m.iter()
-                    .filter_map(|(k, x)| Some((k.clone(), x.as_f64()?)))
-                    .collect()
-            })
-            .unwrap_or_default();
-        out.push(Candidate::from_source(src, &init, inputs, Origin::Seed, None).map_err(at)?);
+        match parse_line(line, inputs, Origin::Seed) {
+            Incoming::Program(c) => out.push(c),
+            Incoming::Bad { error, .. } => {
+                return Err(format!("{}:{}: {error}", path.display(), i + 1))
+            }
+        }
     }
     Ok(out)
 }
 
+/// The most worker threads `--threads` takes.
+const MAX_THREADS: usize = 1024;
+
+/// Checks the numeric flags before anything runs.
+fn check_flags(args: &SearchArgs) -> Result<(), String> {
+    if let Some(b) = args.budget {
+        if !(b.is_finite() && b > 0.0 && b <= 1e9) {
+            return Err(format!(
+                "--budget {b}: expected a number of seconds above 0"
+            ));
+        }
+    }
+    let t = args.proposer_timeout;
+    if !(t.is_finite() && t > 0.0 && t <= 1e6) {
+        return Err(format!(
+            "--proposer-timeout {t}: expected a number of seconds above 0"
+        ));
+    }
+    if args.threads.is_some_and(|n| n == 0 || n > MAX_THREADS) {
+        return Err(format!("--threads: expected 1 to {MAX_THREADS}"));
+    }
+    if args.max_memory_mb > 1 << 20 {
+        return Err("--max-memory-mb: at most 1048576 (1 TB)".into());
+    }
+    Ok(())
+}
+
 fn run(args: &SearchArgs) -> Result<ExitCode, String> {
+    check_flags(args)?;
     let cols = Columns {
         target: args.target.clone(),
         inputs: args.inputs.clone(),
@@ -299,7 +322,9 @@ fn run(args: &SearchArgs) -> Result<ExitCode, String> {
         .is_some_and(|m| engine.counters.evaluations >= m)
     {
         "max-evals"
-    } else if args.proposer_only {
+    } else if args.proposer_only
+        && budget.is_none_or(|b| started.elapsed() < Duration::from_secs_f64(b))
+    {
         "proposer"
     } else {
         "budget"
@@ -308,31 +333,20 @@ fn run(args: &SearchArgs) -> Result<ExitCode, String> {
     if let Some(dir) = &out {
         save_checkpoint(dir, &engine)?;
     }
-    engine.polish(budget.map(|b| started + Duration::from_secs_f64(b)));
+    engine.polish(
+        budget.map(|b| started + Duration::from_secs_f64(b)),
+        &interrupt,
+    );
     let front: Vec<Member> = engine.hall.front().into_iter().cloned().collect();
     let rows = report::rows(&mut engine, &front);
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
-    let summary = Summary {
-        evaluations: engine.counters.evaluations,
-        seconds: engine.seconds(),
-        fits_per_second: engine.counters.fits as f64 / engine.seconds().max(1e-9),
-        failed: engine.counters.failed,
-        distinct_skeletons: engine.counters.distinct_skeletons,
-        threads,
-        seed: engine.options.seed,
-        fits: engine.counters.fits,
-        cache_hits: engine.counters.cache_hits,
-        decodes_reused: engine.counters.decodes_reused,
-        generations: engine.counters.generations,
-        walks: engine.counters.walks,
-        row_nodes_per_second: engine.counters.row_nodes as f64 / engine.seconds().max(1e-9),
-        fit_rows: engine.fit_rows.y.len(),
-        train_rows: engine.data.train.rows(),
-        stopped: stopped.to_string(),
-        proposer: proposer_status.as_ref().map(ProposerStatus::json),
-    };
+    let summary = Summary::of(
+        &engine,
+        stopped,
+        proposer_status.as_ref().map(ProposerStatus::json),
+    );
     let test_names: Vec<String> = engine.data.tests.iter().map(|t| t.name.clone()).collect();
     if let Some(dir) = &out {
         write_outputs(dir, &engine, &rows, &test_names)?;
@@ -417,14 +431,14 @@ fn print_text(s: &Summary, rows: &[report::Row], tests: &[String], p: Option<&Pr
         out,
         "{} candidates in {:.1} s on {} thread(s): {} fits ({:.0} per second), {} from the \
          skeleton cache, {} failed, {} distinct skeletons; stopped by {}",
-        s.evaluations,
+        s.counters.evaluations,
         s.seconds,
         s.threads,
-        s.fits,
+        s.counters.fits,
         s.fits_per_second,
-        s.cache_hits,
-        s.failed,
-        s.distinct_skeletons,
+        s.counters.cache_hits,
+        s.counters.failed,
+        s.counters.distinct_skeletons,
         s.stopped
     );
     if let Some(p) = p {

@@ -115,14 +115,4 @@ impl Cache {
             }
         }
     }
-
-    /// Skeletons held.
-    pub fn len(&self) -> usize {
-        self.map.len()
-    }
-
-    /// True when empty.
-    pub fn is_empty(&self) -> bool {
-        self.map.is_empty()
-    }
 }

@@ -178,9 +178,7 @@ impl Rows {
 
     /// The population variance of the target.
     pub fn variance(&self) -> f64 {
-        let n = self.y.len() as f64;
-        let mean = self.y.iter().sum::<f64>() / n;
-        self.y.iter().map(|t| (t - mean) * (t - mean)).sum::<f64>() / n
+        super::dataset::variance(&self.y)
     }
 }
 
@@ -230,19 +228,11 @@ pub fn fit(
 ) -> Fitted {
     let problem = rows.problem(program, params);
     if params.is_empty() {
-        return match score(session, &problem, &[], fit.limits()) {
-            Ok(mse) => Fitted {
-                params: Vec::new(),
-                loss: Ok(mse),
-                walks: 1,
-                lanes: rows.y.len(),
-            },
-            Err(e) => Fitted {
-                params: Vec::new(),
-                loss: Err(e),
-                walks: 1,
-                lanes: rows.y.len(),
-            },
+        return Fitted {
+            params: Vec::new(),
+            loss: score(session, &problem, &[], fit.limits()),
+            walks: 1,
+            lanes: rows.y.len(),
         };
     }
     let settings = fit.settings(params.len());

@@ -42,7 +42,6 @@ pub fn complexity(src: &str) -> Result<usize, String> {
                     stack.push(c);
                 }
             }
-            DatumKind::Quote(_) => count += 1,
             _ => count += 1,
         }
     }
@@ -98,7 +97,30 @@ pub fn to_genome(
     };
     let body = r.expr(top, 0, false)?;
     let g = Genome::of(body);
-    (g.is_well_formed() && g.size() <= 200).then_some(g)
+    g.is_well_formed().then_some(g)
+}
+
+/// The most nodes a program read as a genome may have: reading stops beyond it (so neither a
+/// long argument list nor `let` values written out where used can grow without bound).
+const MAX_NODES: usize = 200;
+
+/// True when `src` has a `loop` form anywhere.
+pub fn has_loop(src: &str) -> bool {
+    let mut names = Interner::default();
+    let Ok(forms) = read(src, &mut names) else {
+        return false;
+    };
+    let mut stack: Vec<DatumId> = forms.top.clone();
+    while let Some(id) = stack.pop() {
+        let items = forms.items(id);
+        if matches!(forms.get(id).kind, DatumKind::List { .. })
+            && items.first().and_then(|&h| symbol(&forms, &names, h)) == Some("loop")
+        {
+            return true;
+        }
+        stack.extend(items);
+    }
+    false
 }
 
 impl Reader<'_> {
@@ -106,7 +128,13 @@ impl Reader<'_> {
         symbol(self.forms, self.names, id)
     }
 
+    /// The genome of datum `id`, within [`MAX_NODES`].
     fn expr(&mut self, id: DatumId, depth: usize, in_iterate: bool) -> Option<Expr> {
+        let e = self.expr_unchecked(id, depth, in_iterate)?;
+        (e.size() <= MAX_NODES).then_some(e)
+    }
+
+    fn expr_unchecked(&mut self, id: DatumId, depth: usize, in_iterate: bool) -> Option<Expr> {
         if depth > 64 {
             return None;
         }
@@ -132,6 +160,9 @@ impl Reader<'_> {
 
     fn list(&mut self, id: DatumId, depth: usize, in_iterate: bool) -> Option<Expr> {
         let items = self.forms.items(id).to_vec();
+        if items.len() > MAX_NODES {
+            return None;
+        }
         let head = self.sym(*items.first()?)?.to_string();
         let mut args = Vec::new();
         if !matches!(head.as_str(), "let" | "let*" | "loop") {

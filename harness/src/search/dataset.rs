@@ -6,6 +6,13 @@
 use ndarray::{Array1, Array2, ShapeBuilder};
 use std::path::Path;
 
+/// The population variance of `y` (divided by its length).
+pub fn variance(y: &[f64]) -> f64 {
+    let n = y.len() as f64;
+    let mean = y.iter().sum::<f64>() / n;
+    y.iter().map(|t| (t - mean) * (t - mean)).sum::<f64>() / n
+}
+
 /// Rows and columns as read: numbers, and the `split` column's words when there is one.
 #[derive(Clone, Debug)]
 pub struct Csv {
@@ -166,9 +173,7 @@ impl Dataset {
 
     /// The population variance of the target.
     pub fn target_variance(&self) -> f64 {
-        let n = self.rows() as f64;
-        let mean = self.y.sum() / n;
-        self.y.iter().map(|t| (t - mean) * (t - mean)).sum::<f64>() / n
+        variance(&self.y.to_vec())
     }
 }
 
@@ -311,7 +316,7 @@ impl Data {
             for (r, w) in words.iter().enumerate() {
                 if !["train", "holdout", "test"].contains(&w.as_str()) {
                     return Err(format!(
-                        "{}:{}: split must be `train` or `holdout`, not `{w}`",
+                        "{}:{}: split must be `train` or `holdout` (or `test`), not `{w}`",
                         csv.file, csv.lines[r]
                     ));
                 }
@@ -359,17 +364,16 @@ impl Data {
         })
     }
 
-    /// The inputs whose every value (training and test) is a non-negative integer of at most
-    /// `max`: the columns an `iterate` may take its trip count from.
+    /// The inputs whose every training value is a non-negative integer of at most `max`: the
+    /// columns an `iterate` may take its trip count from (decided from the training rows
+    /// alone; a test row outside it fails its program's score there).
     pub fn count_columns(&self, max: f64) -> Vec<u16> {
-        let is_count = |d: &Dataset, j: usize| {
-            d.column(j)
-                .iter()
-                .all(|&v| v >= 0.0 && v <= max && v.fract() == 0.0)
-        };
         (0..self.inputs.len())
             .filter(|&j| {
-                is_count(&self.train, j) && self.tests.iter().all(|t| is_count(&t.data, j))
+                self.train
+                    .column(j)
+                    .iter()
+                    .all(|&v| (0.0..=max).contains(&v) && v.fract() == 0.0)
             })
             .map(|j| j as u16)
             .collect()

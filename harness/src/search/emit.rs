@@ -53,11 +53,6 @@ impl Names {
     pub fn param(&self, k: usize) -> String {
         format!("{}{k}", self.param)
     }
-
-    /// The index `k` when `name` is a parameter's name.
-    pub fn param_index(&self, name: &str) -> Option<usize> {
-        name.strip_prefix(&self.param)?.parse().ok()
-    }
 }
 
 /// True when `name` is `prefix` followed by digits only.
@@ -278,7 +273,6 @@ mod tests {
         assert_eq!((n.state.as_str(), n.counter.as_str()), ("s", "k"));
         let m = Names::new(&["s".to_string(), "t1".to_string()]);
         assert_eq!((m.state.as_str(), m.shared.as_str()), ("s_", "t_"));
-        assert_eq!(m.param_index("c12"), Some(12));
     }
 
     #[test]

@@ -16,12 +16,13 @@ use super::feed::{Answer, Feed, Incoming};
 use super::front::{HallOfFame, Member};
 use super::generate::{below, Grammar};
 use super::options::Options;
-use super::population::{Island, Pressure};
+use super::population::{Crowd, Island, Pressure};
 use crate::calibrate::workers::{Evaluator, Workers};
 use crate::rng::SplitMix;
 use runtime_cpu::{Program, Session};
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::hash::{Hash, Hasher};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
@@ -47,10 +48,6 @@ pub struct Counters {
     pub row_nodes: u64,
     /// Generations completed.
     pub generations: u64,
-    /// Candidate lines from the outside proposer.
-    pub proposed: u64,
-    /// Of those, lines that were not a candidate (not JSON, no `src`).
-    pub bad_lines: u64,
 }
 
 /// Everything a search needs to continue where it stopped.
@@ -80,6 +77,8 @@ pub struct Checkpoint {
     pub history: Vec<(f64, f64)>,
     /// Programs from the outside proposer or seeds admitted to the islands so far.
     pub injected: u64,
+    /// Hashes of the skeletons fitted so far, sorted.
+    pub seen: Vec<u64>,
 }
 
 /// When the loop stops.
@@ -143,11 +142,11 @@ pub struct Engine {
     /// When this run started.
     pub started: Instant,
     seeds: Vec<Candidate>,
-    seed_genomes: Vec<Genome>,
     injected: u64,
     cache: Cache,
+    /// Hashes of every skeleton fitted (the cache forgets; this counts distinct skeletons).
+    seen: HashSet<u64>,
     pub(super) workers: Workers<f64>,
-    threads: usize,
     pressure: Pressure,
 }
 
@@ -161,6 +160,8 @@ enum Plan {
     Cached(Vec<f64>, Result<f64, String>),
     /// Failed before fitting.
     Failed(String),
+    /// A proposer's line that is no candidate.
+    Bad,
 }
 
 struct Job {
@@ -212,19 +213,6 @@ impl Engine {
             variance: fit_rows.variance(),
         };
         let workers = Workers::new(threads, || Ok(Session::new()))?;
-        let seed_genomes = seeds
-            .iter()
-            .filter_map(|c| {
-                let init = c
-                    .params
-                    .iter()
-                    .cloned()
-                    .zip(c.init.iter().copied())
-                    .collect();
-                convert::to_genome(&c.src, &data.inputs, &grammar.count_inputs, &init)
-            })
-            .filter(|g| grammar.admits(g))
-            .collect();
         Ok(Engine {
             islands: vec![Island::default(); options.islands.max(1)],
             hall: HallOfFame::default(),
@@ -234,11 +222,10 @@ impl Engine {
             earlier_seconds: 0.0,
             started: Instant::now(),
             seeds,
-            seed_genomes,
             injected: 0,
             cache: Cache::new(options.cache_capacity),
+            seen: HashSet::new(),
             workers,
-            threads,
             pressure,
             options,
             data,
@@ -271,7 +258,19 @@ impl Engine {
         e.history = c.history;
         e.earlier_seconds = c.seconds;
         e.injected = c.injected;
+        e.seen = c.seen.into_iter().collect();
         e.cache.load(c.cache);
+        let members = e
+            .islands
+            .iter()
+            .flat_map(|i| i.members.iter().map(|m| &m.genome));
+        let hall = e.hall.members().filter_map(|m| m.genome.as_ref());
+        if let Some(bad) = members.chain(hall).find(|g| !e.grammar.admits(g)) {
+            return Err(format!(
+                "the checkpoint holds a program this search cannot have ({bad:?}): it is \
+                 damaged, or of other data or settings"
+            ));
+        }
         Ok(e)
     }
 
@@ -290,17 +289,17 @@ impl Engine {
             seconds: self.seconds(),
             history: self.history.clone(),
             injected: self.injected,
+            seen: {
+                let mut v: Vec<u64> = self.seen.iter().copied().collect();
+                v.sort_unstable();
+                v
+            },
         }
     }
 
     /// Seconds searched, earlier runs included.
     pub fn seconds(&self) -> f64 {
         self.earlier_seconds + self.started.elapsed().as_secs_f64()
-    }
-
-    /// Worker threads.
-    pub fn threads(&self) -> usize {
-        self.threads
     }
 
     /// Runs generations until `stop`; `after` is called after each one.
@@ -321,39 +320,19 @@ impl Engine {
             .map(|m| m.saturating_sub(self.counters.evaluations))
     }
 
-    /// The built-in proposer's candidates of this generation.
+    /// The built-in proposer's candidates of this generation: a random first population, then
+    /// every island's children.
     fn proposals(&mut self) -> Vec<Candidate> {
         let mut out = Vec::new();
         let g = self.generation;
         let first = self.islands.iter().all(|i| i.members.is_empty());
-        if first {
-            out.append(&mut self.seeds.clone());
-        }
         for (i, island) in self.islands.iter().enumerate() {
             let mut rng = rng_for(self.options.seed, &[1, i as u64, g]);
             if first {
-                let seeded: Vec<&Genome> = self
-                    .seed_genomes
-                    .iter()
-                    .skip(i)
-                    .step_by(self.islands.len())
-                    .collect();
-                for genome in &seeded {
-                    out.push(Candidate::from_genome(
-                        (*genome).clone(),
-                        &self.names,
-                        Origin::Island(i as u16),
-                        false,
-                    ));
-                }
-                for _ in seeded.len()..self.options.population {
-                    let genome = self.grammar.random(&mut rng);
-                    out.push(Candidate::from_genome(
-                        genome,
-                        &self.names,
-                        Origin::Island(i as u16),
-                        false,
-                    ));
+                for _ in 0..self.options.population {
+                    let genome = self.grammar.random_admitted(&mut rng);
+                    let origin = Origin::Island(i as u16);
+                    out.push(Candidate::from_genome(genome, &self.names, origin, false));
                 }
             } else {
                 out.extend(island.offspring(
@@ -380,20 +359,38 @@ impl Engine {
             Vec::new()
         };
         let from_feed = batch.len();
-        if stop.proposer_only {
-            if batch.is_empty() {
-                return feed.alive() && !stop.now();
-            }
-        } else {
+        // The seeds (`--seed-programs`) come first, once, whoever else proposes.
+        batch.extend(
+            std::mem::take(&mut self.seeds)
+                .into_iter()
+                .map(Incoming::Program),
+        );
+        if !stop.proposer_only {
             batch.extend(self.proposals().into_iter().map(Incoming::Program));
+        }
+        if batch.is_empty() {
+            // Nothing came, and nothing will from the built-in proposer: go on waiting only
+            // while an outside proposer may still send something.
+            return stop.proposer_only && feed.alive() && !stop.now();
         }
         if let Some(left) = self.evals_left(stop) {
             let mut kept = 0u64;
+            let mut dropped = Vec::new();
             batch.retain(|c| {
-                let keep = !matches!(c, Incoming::Program(_)) || kept < left;
-                kept += u64::from(matches!(c, Incoming::Program(_)));
-                keep
+                let Incoming::Program(p) = c else {
+                    return true;
+                };
+                kept += 1;
+                if kept > left {
+                    dropped.push(p.clone());
+                }
+                kept <= left
             });
+            for c in dropped.iter().filter(|c| c.origin == Origin::Proposer) {
+                feed.answer(
+                    &self.failure(c, "the search reached --max-evals before this candidate"),
+                );
+            }
         }
         let (plans, jobs) = self.plan(&batch);
         let fits = self.fit_jobs(&jobs, stop);
@@ -426,13 +423,13 @@ impl Engine {
         let mut plans = Vec::with_capacity(batch.len());
         for (k, item) in batch.iter().enumerate() {
             let Incoming::Program(c) = item else {
-                plans.push(Plan::Failed(String::new()));
+                plans.push(Plan::Bad);
                 continue;
             };
             let seed = rng_for(self.options.seed, &[2, self.generation, k as u64]).next_u64();
             let looped = match &c.genome {
                 Some(g) => g.roots().any(|r| r.has_iterate()),
-                None => c.src.contains("loop"),
+                None => convert::has_loop(&c.src),
             };
             let fit = &self.options.fit;
             let restarts = if looped {
@@ -485,15 +482,30 @@ impl Engine {
                 restarts: job.restarts,
                 ..fit.clone()
             };
-            Some(candidate::fit(
-                s,
-                &job.program,
-                &job.params,
-                &job.init,
-                rows,
-                &settings,
-                job.seed,
-            ))
+            // A bug of ndvm that panics fails this candidate, not the search.
+            let fitted = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                candidate::fit(
+                    s,
+                    &job.program,
+                    &job.params,
+                    &job.init,
+                    rows,
+                    &settings,
+                    job.seed,
+                )
+            }));
+            Some(fitted.unwrap_or_else(|_| {
+                Fitted {
+                    params: job.init.clone(),
+                    loss: Err(
+                        "internal error: the fit panicked (a bug of ndvm; please report \
+                           this program)"
+                            .into(),
+                    ),
+                    walks: 0,
+                    lanes: 0,
+                }
+            }))
         })
     }
 
@@ -506,12 +518,10 @@ impl Engine {
         fits: Vec<Option<Fitted>>,
         feed: &mut dyn Feed,
     ) {
-        let crowds: Vec<super::population::Crowd> =
-            self.islands.iter().map(Island::crowd).collect();
+        let crowds: Vec<Crowd> = self.islands.iter().map(Island::crowd).collect();
         for (k, (item, plan)) in batch.into_iter().zip(plans).enumerate() {
             let c = match item {
                 Incoming::Bad { id, src, error } => {
-                    self.counters.bad_lines += 1;
                     feed.answer(&Answer {
                         id,
                         src,
@@ -525,99 +535,125 @@ impl Engine {
                 }
                 Incoming::Program(c) => c,
             };
-            if c.origin == Origin::Proposer {
-                self.counters.proposed += 1;
-            }
-            let cached = matches!(plan, Plan::Cached(..) | Plan::Same(_));
-            let job = match plan {
-                Plan::Fit(j) => Some(j),
-                _ => None,
-            };
-            let (values, loss, fitted_now) = match plan {
-                Plan::Fit(j) | Plan::Same(j) => match &fits[j] {
-                    None => {
-                        if c.origin == Origin::Proposer {
-                            feed.answer(&self.failure(
-                                &c,
-                                "the search stopped before this candidate was fitted",
-                            ));
-                        }
-                        continue;
-                    }
-                    Some(f) => (
-                        f.params.clone(),
-                        f.loss.clone(),
-                        matches!(plan, Plan::Fit(_)),
-                    ),
-                },
-                Plan::Cached(v, l) => (v, l, false),
-                Plan::Failed(e) => (c.init.clone(), Err(e), false),
-            };
-            self.counters.evaluations += 1;
-            if fitted_now {
-                self.counters.fits += 1;
-                if let Some(j) = job {
-                    if let Some(f) = &fits[j] {
-                        self.counters.walks += f.walks as u64;
-                        self.counters.row_nodes += (f.lanes * c.complexity) as u64;
-                    }
-                    let new = self.cache.record(&c.src, &jobs[j].program, &values, &loss);
-                    self.counters.distinct_skeletons += u64::from(new);
+            let proposed = c.origin == Origin::Proposer;
+            let Some((values, loss)) = self.resolve(&c, &plan, jobs, &fits) else {
+                if proposed {
+                    let why = "the search stopped before this candidate was fitted";
+                    feed.answer(&self.failure(&c, why));
                 }
-            } else if cached {
-                self.counters.cache_hits += 1;
-            }
-            let loss = match loss {
-                Ok(l) if l.is_finite() => l,
-                Ok(_) => {
-                    self.counters.failed += 1;
-                    continue;
+                continue;
+            };
+            match loss {
+                Ok(loss) => {
+                    let member = self.take_in(k, &c, values, loss, &crowds);
+                    if proposed {
+                        let a = self.answer(&c, &member);
+                        feed.answer(&a);
+                    }
                 }
                 Err(e) => {
                     self.counters.failed += 1;
-                    if c.origin == Origin::Proposer {
+                    if proposed {
                         feed.answer(&self.failure(&c, &e));
                     }
-                    continue;
                 }
-            };
-            let genome = self.fitted_genome(&c, &values);
-            let member = Member {
-                src: c.src.clone(),
-                params: c.params.clone(),
-                values: values.clone(),
-                loss,
-                complexity: c.complexity,
-                genome: genome.clone(),
-                origin: c.origin,
-            };
-            self.hall.offer(&member);
-            match (c.origin, genome) {
-                (Origin::Island(i), Some(g)) => {
-                    let mut rng = rng_for(self.options.seed, &[4, self.generation, k as u64]);
-                    let score = self.pressure.score(loss, c.complexity, &crowds[i as usize]);
-                    if self.pressure.accept(score, c.parent_score, &mut rng) {
-                        let cap = self.options.population;
-                        self.islands[i as usize].admit(g, loss, &c.src, cap);
-                    }
-                }
-                (Origin::Proposer | Origin::Seed, Some(g)) if !self.islands.is_empty() => {
-                    let i = (self.injected % self.islands.len() as u64) as usize;
-                    self.injected += 1;
-                    let cap = self.options.population;
-                    let src = emit::source(&g, &self.names);
-                    self.islands[i].admit(g, loss, &src, cap);
-                }
-                _ => {}
-            }
-            if c.origin == Origin::Proposer {
-                let a = self.answer(&c, &member);
-                feed.answer(&a);
             }
         }
     }
 
-    /// The candidate's genome with its fitted values: its own, or the program read as one.
+    /// A candidate's fitted values and loss (or failure), counted; `None` when the stop came
+    /// before its fit.
+    fn resolve(
+        &mut self,
+        c: &Candidate,
+        plan: &Plan,
+        jobs: &[Job],
+        fits: &[Option<Fitted>],
+    ) -> Option<(Vec<f64>, Result<f64, String>)> {
+        let (values, loss) = match plan {
+            Plan::Fit(j) => {
+                let f = fits[*j].as_ref()?;
+                self.counters.fits += 1;
+                self.counters.walks += f.walks as u64;
+                self.counters.row_nodes += (f.lanes * c.complexity) as u64;
+                self.cache
+                    .record(&c.src, &jobs[*j].program, &f.params, &f.loss);
+                let mut h = std::collections::hash_map::DefaultHasher::new();
+                c.src.hash(&mut h);
+                self.counters.distinct_skeletons += u64::from(self.seen.insert(h.finish()));
+                (f.params.clone(), f.loss.clone())
+            }
+            Plan::Same(j) => {
+                let f = fits[*j].as_ref()?;
+                self.counters.cache_hits += 1;
+                (f.params.clone(), f.loss.clone())
+            }
+            Plan::Cached(v, l) => {
+                self.counters.cache_hits += 1;
+                (v.clone(), l.clone())
+            }
+            Plan::Failed(e) => (c.init.clone(), Err(e.clone())),
+            Plan::Bad => return None,
+        };
+        self.counters.evaluations += 1;
+        let loss = loss.and_then(|l| {
+            if l.is_finite() {
+                Ok(l)
+            } else {
+                Err("non-finite loss".to_string())
+            }
+        });
+        Some((values, loss))
+    }
+
+    /// A fitted candidate into the hall of fame, and onto an island when it is a genome (its
+    /// own island's, if it passes the acceptance; a proposer's or a seed's in turn).
+    fn take_in(
+        &mut self,
+        k: usize,
+        c: &Candidate,
+        values: Vec<f64>,
+        loss: f64,
+        crowds: &[Crowd],
+    ) -> Member {
+        let genome = self.fitted_genome(c, &values);
+        // A program given as text counts as its genome when it reads as one.
+        let complexity = genome.as_ref().map_or(c.complexity, Genome::size);
+        let member = Member {
+            src: c.src.clone(),
+            params: c.params.clone(),
+            values,
+            loss,
+            complexity,
+            genome: genome.clone(),
+            origin: c.origin,
+        };
+        self.hall.offer(&member);
+        let Some(g) = genome else {
+            return member;
+        };
+        let cap = self.options.population;
+        match c.origin {
+            Origin::Island(i) => {
+                let mut rng = rng_for(self.options.seed, &[4, self.generation, k as u64]);
+                let score = self.pressure.score(loss, complexity, &crowds[i as usize]);
+                if self.pressure.accept(score, c.parent_score, &mut rng) {
+                    self.islands[i as usize].admit(g, loss, &c.src, cap);
+                }
+            }
+            Origin::Proposer | Origin::Seed if self.grammar.admits(&g) => {
+                let i = (self.injected % self.islands.len() as u64) as usize;
+                self.injected += 1;
+                let src = emit::source(&g, &self.names);
+                self.islands[i].admit(g, loss, &src, cap);
+            }
+            _ => {}
+        }
+        member
+    }
+
+    /// The candidate's genome with its fitted values: its own, or the program read as one (of
+    /// any size: [`Grammar::admits`] says whether it may join an island).
     fn fitted_genome(&self, c: &Candidate, values: &[f64]) -> Option<Genome> {
         if let Some(g) = &c.genome {
             let mut g = g.clone();
@@ -630,8 +666,7 @@ impl Engine {
             .cloned()
             .zip(values.iter().copied())
             .collect();
-        let g = convert::to_genome(&c.src, &self.data.inputs, &self.grammar.count_inputs, &init)?;
-        (g.size() <= self.grammar.max_size && g.depth() <= self.grammar.max_depth).then_some(g)
+        convert::to_genome(&c.src, &self.data.inputs, &self.grammar.count_inputs, &init)
     }
 
     fn failure(&self, c: &Candidate, error: &str) -> Answer {

@@ -8,6 +8,7 @@ use super::front::Member;
 use super::prune;
 use crate::calibrate::workers::Evaluator;
 use runtime_cpu::Program;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 impl Engine {
@@ -34,13 +35,15 @@ impl Engine {
     /// Drops, from each front member's sums, the terms it is as good without (on the fit rows,
     /// refitted), then fits the front again on every training row (from its fitted
     /// values) and rebuilds the hall of fame from the refitted members: their loss is then the
-    /// training MSE. A member whose refit would start after `deadline` is only scored on every
-    /// row at its fitted values.
-    pub fn polish(&mut self, deadline: Option<Instant>) {
+    /// training MSE. After `until`, or once `interrupt` is set, nothing more is pruned, and a
+    /// member whose refit has not started is only scored on every row at its fitted values.
+    pub fn polish(&mut self, until: Option<Instant>, interrupt: &AtomicBool) {
+        let late =
+            || interrupt.load(Ordering::Relaxed) || until.is_some_and(|d| Instant::now() >= d);
         let front: Vec<Member> = self.hall.front().into_iter().cloned().collect();
         let mut members = Vec::with_capacity(front.len());
         for m in front {
-            members.push(self.pruned(m));
+            members.push(if late() { m } else { self.pruned(m) });
         }
         let rows = Rows::of(&self.data.train, &self.data.inputs);
         let one = candidate::FitSettings {
@@ -51,7 +54,7 @@ impl Engine {
         let refits = self.workers.each(members.len(), &|j, s| {
             let m = &members[j];
             let program = Program::parse(&m.src).map_err(|e| e.to_string())?;
-            let late = deadline.is_some_and(|d| Instant::now() >= d);
+            let late = late();
             let settings = candidate::FitSettings {
                 iterations: if late { 0 } else { one.iterations },
                 ..one.clone()

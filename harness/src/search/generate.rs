@@ -2,6 +2,7 @@
 
 use super::expr::{Context, Count, Expr, Genome, Iterate};
 use super::ops::OpSet;
+use super::simplify;
 use crate::rng::SplitMix;
 
 /// The space of programs: operators, inputs, and the forms beyond plain trees.
@@ -126,9 +127,41 @@ impl Grammar {
         Genome::of(self.grow(rng, top, depth, size))
     }
 
-    /// True when `g` is within the size and depth limits and every reference is in scope.
+    /// True when `g` is within the size and depth limits, every reference is in scope, and
+    /// every input and count column it names exists.
     pub fn admits(&self, g: &Genome) -> bool {
-        g.size() <= self.max_size && g.depth() <= self.max_depth && g.is_well_formed()
+        g.size() <= self.max_size
+            && g.depth() <= self.max_depth
+            && g.is_well_formed()
+            && self.columns_exist(g)
+    }
+
+    fn columns_exist(&self, g: &Genome) -> bool {
+        let mut ok = true;
+        for (path, _) in g.paths() {
+            match g.get(&path) {
+                Expr::Input(i) => ok &= (*i as usize) < self.inputs,
+                Expr::Iterate(it) => {
+                    if let Count::Input(i) = it.count {
+                        ok &= self.count_inputs.contains(&i);
+                    }
+                }
+                _ => {}
+            }
+        }
+        ok
+    }
+
+    /// A random program of the first population, simplified and within the limits (an input
+    /// when ten draws give none).
+    pub fn random_admitted(&self, rng: &mut SplitMix) -> Genome {
+        for _ in 0..10 {
+            let g = simplify::genome(self.random(rng), &self.ops);
+            if self.admits(&g) {
+                return g;
+            }
+        }
+        Genome::of(Expr::Input(below(rng, self.inputs) as u16))
     }
 }
 
@@ -156,7 +189,7 @@ pub(crate) mod tests {
         let mut rng = SplitMix(5);
         let mut iterates = 0;
         for _ in 0..500 {
-            let p = g.random(&mut rng);
+            let p = g.random_admitted(&mut rng);
             assert!(g.admits(&p), "{p:?}");
             iterates += usize::from(p.body.has_iterate());
         }

@@ -137,7 +137,20 @@ pub fn apply(
     grammar: &Grammar,
     rng: &mut SplitMix,
 ) -> Option<Genome> {
-    let child = match m {
+    let child = raw(m, g, other, grammar, rng)?;
+    let child = simplify::genome(child, &grammar.ops);
+    grammar.admits(&child).then_some(child)
+}
+
+/// The operator's child as it makes it, before simplification and the grammar's limits.
+fn raw(
+    m: Mutation,
+    g: &Genome,
+    other: &Genome,
+    grammar: &Grammar,
+    rng: &mut SplitMix,
+) -> Option<Genome> {
+    match m {
         Mutation::Point => point(g, grammar, rng),
         Mutation::Subtree => subtree(g, grammar, rng),
         Mutation::Insert => insert(g, grammar, rng),
@@ -149,9 +162,7 @@ pub fn apply(
         Mutation::Unshare => unshare(g, rng),
         Mutation::Crossover => crossover(g, other, rng),
         Mutation::AddTerm => add_term(g, grammar, rng),
-    }?;
-    let child = simplify::genome(child, &grammar.ops);
-    grammar.admits(&child).then_some(child)
+    }
 }
 
 fn point(g: &Genome, grammar: &Grammar, rng: &mut SplitMix) -> Option<Genome> {
@@ -394,8 +405,19 @@ mod tests {
     use super::*;
     use std::collections::HashMap;
 
+    /// True when every input a genome reads is a column of the grammar.
+    fn inputs_exist(child: &Genome, g: &Grammar) -> bool {
+        child
+            .paths()
+            .iter()
+            .all(|(p, _)| !matches!(child.get(p), Expr::Input(i) if *i as usize >= g.inputs))
+    }
+
     #[test]
-    fn every_operator_gives_admissible_children() {
+    fn every_operator_gives_well_scoped_children() {
+        // The operators themselves (not `apply`, which drops what the grammar does not admit)
+        // must keep every state and shared name in scope and every input a column, and the
+        // simplifier must keep it so.
         let g = grammar();
         let mut rng = SplitMix(11);
         let mut applied: HashMap<Mutation, usize> = HashMap::new();
@@ -404,8 +426,14 @@ mod tests {
             let m = MutationWeights::default().draw(&mut rng, &g);
             let a = &pop[below(&mut rng, pop.len())];
             let b = &pop[below(&mut rng, pop.len())];
-            if let Some(child) = apply(m, a, b, &g, &mut rng) {
-                assert!(g.admits(&child), "{m:?} gave {child:?}");
+            if let Some(child) = raw(m, a, b, &g, &mut rng) {
+                assert!(child.is_well_formed(), "{m:?} gave {child:?}");
+                assert!(inputs_exist(&child, &g), "{m:?} gave {child:?}");
+                let child = simplify::genome(child, &g.ops);
+                assert!(child.is_well_formed(), "{m:?} simplified to {child:?}");
+                if !g.admits(&child) {
+                    continue;
+                }
                 *applied.entry(m).or_default() += 1;
                 let i = round % pop.len();
                 pop[i] = child;

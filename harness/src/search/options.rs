@@ -126,6 +126,47 @@ impl Options {
         Ok(())
     }
 
+    /// Checks the settings a search cannot run with: an empty island, no children, a limit of
+    /// zero, a number that is not finite.
+    pub fn check(&self) -> Result<(), String> {
+        let at_least_one = [
+            ("islands", self.islands),
+            ("population", self.population),
+            ("offspring", self.offspring),
+            ("tournament", self.tournament),
+            ("max_complexity", self.max_complexity),
+            ("max_depth", self.max_depth),
+            ("cache_capacity", self.cache_capacity),
+            ("fit.restarts", self.fit.restarts),
+            ("fit.loop_restarts", self.fit.loop_restarts),
+            ("fit.max_memory_mb", self.fit.max_memory_mb),
+        ];
+        for (name, v) in at_least_one {
+            if v == 0 {
+                return Err(format!("{name} must be at least 1"));
+            }
+        }
+        if self.fit.max_memory_mb > 1 << 20 {
+            return Err("fit.max_memory_mb: at most 1048576 (1 TB)".into());
+        }
+        if self.islands > 1024 || self.population > 1_000_000 {
+            return Err("islands (at most 1024) or population (at most 1000000) too large".into());
+        }
+        let finite = [
+            ("parsimony", self.parsimony),
+            ("crowding", self.crowding),
+            ("temperature", self.temperature),
+            ("fit.lr", self.fit.lr),
+            ("max_count_value", self.max_count_value),
+        ];
+        for (name, v) in finite {
+            if !v.is_finite() {
+                return Err(format!("{name} must be a finite number"));
+            }
+        }
+        self.op_set().map(|_| ())
+    }
+
     /// The operator set.
     pub fn op_set(&self) -> Result<OpSet, String> {
         OpSet::parse(&self.ops.join(","))

@@ -188,7 +188,7 @@ impl Island {
                 }
             }
             let (genome, perturbed, parent) =
-                child.unwrap_or_else(|| (grammar.random(rng), false, None));
+                child.unwrap_or_else(|| (grammar.random_admitted(rng), false, None));
             let mut c = Candidate::from_genome(genome, names, Origin::Island(island), perturbed);
             c.parent_score = parent;
             out.push(c);

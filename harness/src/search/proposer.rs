@@ -137,13 +137,15 @@ impl Outside {
         let (tx, from) = mpsc::channel();
         std::thread::spawn(move || {
             let mut r = BufReader::new(stdout);
-            let mut line = String::new();
+            let mut line = Vec::new();
             loop {
                 line.clear();
-                match r.read_line(&mut line) {
+                match r.read_until(b'\n', &mut line) {
                     Ok(0) | Err(_) => break,
                     Ok(_) => {
-                        let l = line.trim_end_matches(['\n', '\r']).to_string();
+                        // A line that is not UTF-8 is answered as a bad line, not fatal.
+                        let text = String::from_utf8_lossy(&line);
+                        let l = text.trim_end_matches(['\n', '\r']).to_string();
                         if tx.send(Event::Line(l)).is_err() {
                             return;
                         }
@@ -226,7 +228,7 @@ impl Outside {
             return;
         }
         self.lines += 1;
-        let item = parse_line(&line, &self.inputs);
+        let item = parse_line(&line, &self.inputs, Origin::Proposer);
         if matches!(item, Incoming::Bad { .. }) {
             self.bad += 1;
         }
@@ -234,8 +236,8 @@ impl Outside {
     }
 }
 
-/// A proposer's line as a candidate, or why it is not one.
-pub fn parse_line(line: &str, inputs: &[String]) -> Incoming {
+/// A proposer's (or a seed file's) line as a candidate from `origin`, or why it is not one.
+pub fn parse_line(line: &str, inputs: &[String], origin: Origin) -> Incoming {
     let v: Value = match serde_json::from_str(line) {
         Ok(v) => v,
         Err(e) => {
@@ -280,7 +282,7 @@ pub fn parse_line(line: &str, inputs: &[String]) -> Incoming {
             }
         }
     }
-    match Candidate::from_source(src, &init, inputs, Origin::Proposer, id.clone()) {
+    match Candidate::from_source(src, &init, inputs, origin, id.clone()) {
         Ok(c) => Incoming::Program(c),
         Err(error) => Incoming::Bad {
             id,
@@ -310,7 +312,8 @@ impl Feed for Outside {
             return out;
         }
         if let Some(until) = wait {
-            let limit = (self.last_heard + self.timeout).min(until);
+            let silent_at = self.last_heard.checked_add(self.timeout).unwrap_or(until);
+            let limit = silent_at.min(until);
             // In slices, so that Ctrl-C is seen while waiting.
             while out.is_empty() && Instant::now() < limit && !self.interrupted() {
                 let slice = limit
@@ -351,6 +354,9 @@ impl Feed for Outside {
             .map(|m| report::member_json(engine, m))
             .collect();
         self.send(json!({ "front": members }));
+        // The proposer's silence counts from here: the time ndvm spent fitting its batch is
+        // not the proposer's.
+        self.last_heard = Instant::now();
     }
 
     fn alive(&self) -> bool {
@@ -388,7 +394,7 @@ mod tests {
     #[test]
     fn lines_that_are_no_candidates_say_why() {
         let inputs = vec!["x".to_string()];
-        let bad = |l: &str| match parse_line(l, &inputs) {
+        let bad = |l: &str| match parse_line(l, &inputs, Origin::Proposer) {
             Incoming::Bad { error, .. } => error,
             Incoming::Program(c) => panic!("{l} gave {c:?}"),
         };
@@ -399,6 +405,7 @@ mod tests {
         match parse_line(
             r#"{"src": "(* a (exp (* b x)))", "init": {"a": 2}, "id": "q"}"#,
             &inputs,
+            Origin::Proposer,
         ) {
             Incoming::Program(c) => {
                 assert_eq!(c.params, ["a", "b"]);

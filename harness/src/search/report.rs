@@ -2,43 +2,30 @@
 //! set, as JSON, as a table, as CSV, and as SVG charts of the front and of the best loss
 //! against time.
 
-use super::engine::Engine;
+use super::engine::{Counters, Engine};
 use super::feed::{Answer, TestScore};
 use super::front::Member;
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 use std::fmt::Write;
 
-/// The summary of a run.
+/// The summary of a run: the search's counters and how it ran.
 #[derive(Clone, Debug, Serialize)]
 pub struct Summary {
-    /// Candidates scored.
-    pub evaluations: u64,
+    /// Candidates scored, fitted, answered from the cache, failed, distinct skeletons, walks.
+    #[serde(flatten)]
+    pub counters: Counters,
     /// Wall-clock seconds, earlier runs of a resumed search included.
     pub seconds: f64,
     /// Candidates fitted per second.
     pub fits_per_second: f64,
-    /// Candidates that failed.
-    pub failed: u64,
-    /// Distinct skeletons fitted.
-    pub distinct_skeletons: u64,
+    /// Rows times nodes walked per second (the lanes of every walk times its candidate's
+    /// complexity).
+    pub row_nodes_per_second: f64,
     /// Worker threads.
     pub threads: usize,
     /// The seed.
     pub seed: u64,
-    /// Candidates fitted.
-    pub fits: u64,
-    /// Candidates answered from the skeleton cache.
-    pub cache_hits: u64,
-    /// Perturbed candidates fitted on a cached decode.
-    pub decodes_reused: u64,
-    /// Generations.
-    pub generations: u64,
-    /// Walks of the runtime.
-    pub walks: u64,
-    /// Rows times nodes walked per second (the lanes of every walk times its candidate's
-    /// complexity).
-    pub row_nodes_per_second: f64,
     /// Rows fitted on during the search.
     pub fit_rows: usize,
     /// Training rows.
@@ -47,6 +34,26 @@ pub struct Summary {
     pub stopped: String,
     /// The outside proposer: lines, bad lines, how it ended (null without one).
     pub proposer: Option<Value>,
+}
+
+impl Summary {
+    /// The summary of `engine`'s run so far.
+    pub fn of(engine: &Engine, stopped: &str, proposer: Option<Value>) -> Summary {
+        let seconds = engine.seconds();
+        let c = &engine.counters;
+        Summary {
+            counters: c.clone(),
+            seconds,
+            fits_per_second: c.fits as f64 / seconds.max(1e-9),
+            row_nodes_per_second: c.row_nodes as f64 / seconds.max(1e-9),
+            threads: engine.workers.threads(),
+            seed: engine.options.seed,
+            fit_rows: engine.fit_rows.y.len(),
+            train_rows: engine.data.train.rows(),
+            stopped: stopped.to_string(),
+            proposer,
+        }
+    }
 }
 
 /// One member of the reported front.

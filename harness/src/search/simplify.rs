@@ -20,17 +20,16 @@ pub fn genome(mut g: Genome, ops: &OpSet) -> Genome {
 }
 
 /// Removes `let` bindings nothing reads, renumbering the references to the rest; a binding
-/// that is a single leaf is inlined.
+/// that is a single leaf is inlined. From the last binding to the first, so a binding only a
+/// removed one read goes too.
 pub fn drop_unused_lets(g: &mut Genome) {
-    let mut j = 0;
-    while j < g.lets.len() {
+    for j in (0..g.lets.len()).rev() {
         let used = g
             .roots()
             .skip(j + 1)
             .any(|r| super::expr::uses_shared(r, j as u16));
         let leaf = matches!(g.lets[j], Expr::Input(_) | Expr::Shared(_));
         if used && !leaf {
-            j += 1;
             continue;
         }
         let value = g.lets.remove(j);
@@ -164,6 +163,7 @@ fn chain<F: Family>(e: Expr, f: F, ops: &OpSet) -> Expr {
         // Without `+` (or `*`) a flattened chain cannot be written again.
         return e;
     }
+    let original = e.clone();
     let mut terms = Vec::new();
     collect(e, f, false, &mut terms);
     let constants = terms
@@ -178,9 +178,13 @@ fn chain<F: Family>(e: Expr, f: F, ops: &OpSet) -> Expr {
             other => rest.push((inv, other)),
         }
     }
-    if rest.is_empty() || !c.is_finite() {
-        // Only constants (folded above unless not finite): leave as it was, rebuilt.
-        return Expr::Const(if c.is_finite() { c } else { f.neutral() });
+    if !c.is_finite() {
+        // The constants do not merge to a number: leave the chain as it was.
+        return original;
+    }
+    if rest.is_empty() {
+        // Only constants (folded above when finite).
+        return Expr::Const(c);
     }
     let mut keyed: Vec<(String, bool, Expr)> =
         rest.into_iter().map(|(inv, t)| (key(&t), inv, t)).collect();
@@ -297,6 +301,33 @@ mod tests {
     fn a_folded_constant_keeps_the_original_when_not_finite() {
         let e = Expr::bin(Op::Add, Expr::un(Op::Log, Const(-1.0)), Input(0));
         assert_eq!(simp(e), "(+ (log c0) x)");
+    }
+
+    #[test]
+    fn a_chain_whose_constants_do_not_merge_is_kept() {
+        let e = Expr::bin(
+            Op::Div,
+            Input(1),
+            Expr::bin(
+                Op::Mul,
+                Const(0.0),
+                Expr::bin(Op::Div, Const(1.0), Const(0.0)),
+            ),
+        );
+        assert_eq!(simp(e), "(/ y (* c0 (/ c1 c2)))");
+    }
+
+    #[test]
+    fn a_binding_only_a_removed_one_read_goes_too() {
+        let mut g = Genome {
+            lets: vec![
+                Expr::bin(Op::Mul, Input(0), Input(0)),
+                Expr::bin(Op::Add, Expr::Shared(0), Input(1)),
+            ],
+            body: Input(1),
+        };
+        drop_unused_lets(&mut g);
+        assert!(g.lets.is_empty() && g.is_well_formed());
     }
 
     #[test]
