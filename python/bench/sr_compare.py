@@ -3,7 +3,7 @@
 
   python3 python/bench/sr_compare.py llmsr      [--budget 60] [--threads 2] [--datasets a,b] [--seeds 1,2,3]
   python3 python/bench/sr_compare.py srsd       [--budget 20] [--threads 2] [--formulas a,b]
-  python3 python/bench/sr_compare.py recurrence [--budget 60] [--threads 2]
+  python3 python/bench/sr_compare.py recurrence [--budget 60] [--threads 2] [--seeds 1,2,3]
   python3 python/bench/sr_compare.py throughput [--budget 20]
 
 Common options: --seed S, --ndvm PATH (default target/release/ndvm), --out FILE.jsonl (one
@@ -221,14 +221,25 @@ def recurrence(args):
     d = os.path.join(SR, "recurrence")
     tests = [("test", os.path.join(d, "test.csv"))]
     train = os.path.join(d, "train.csv")
-    ours = run_ndvm(args, train, "y", tests, args.budget)
-    emit(args, {"bench": "recurrence", **ours})
-    print(f"recurrence, {args.budget} s on {args.threads} threads")
-    print(f"ndvm: test NMSE {fmt(ours.get('nmse', {}).get('test'))}, {ours.get('model')}")
-    if not args.no_operon:
-        theirs = run_operon(args, train, "y", tests, args.budget)
-        emit(args, {"bench": "recurrence", **theirs})
-        print(f"pyoperon: test NMSE {fmt(theirs.get('nmse', {}).get('test'))}, {theirs.get('model')}")
+    seeds = [int(x) for x in args.seeds.split(",")]
+    print(f"recurrence, {args.budget} s on {args.threads} threads, seeds {seeds}")
+    print("| seed | ndvm test NMSE | ndvm model | pyoperon test NMSE |")
+    print("| --- | --- | --- | --- |")
+    nmse = lambda r: r.get("nmse", {}).get("test")
+    exact = {"ndvm": 0, "operon": 0}
+    for seed in seeds:
+        args.seed = seed
+        ours = run_ndvm(args, train, "y", tests, args.budget)
+        emit(args, {"bench": "recurrence", "seed": seed, **ours})
+        theirs = run_operon(args, train, "y", tests, args.budget) if not args.no_operon else {}
+        if theirs:
+            emit(args, {"bench": "recurrence", "seed": seed, **theirs})
+        for tool, r in (("ndvm", ours), ("operon", theirs)):
+            if nmse(r) is not None and nmse(r) < 1e-12:
+                exact[tool] += 1
+        print(f"| {seed} | {fmt(nmse(ours))} | `{ours.get('model')}` | {fmt(nmse(theirs))} |", flush=True)
+    print(f"test NMSE below 1e-12 (the map found): ndvm {exact['ndvm']}/{len(seeds)}, "
+          f"pyoperon {exact['operon']}/{len(seeds) if not args.no_operon else 0}")
 
 
 def throughput(args):
@@ -250,7 +261,7 @@ def main():
     ap.add_argument("--budget", type=float, default=None)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--seeds", default="1", help="llmsr: comma-separated seeds, one run each")
+    ap.add_argument("--seeds", default="1", help="llmsr, recurrence: comma-separated seeds, one run each")
     ap.add_argument("--ndvm", default=os.path.join(ROOT, "target", "release", "ndvm"))
     ap.add_argument("--out", default=None)
     ap.add_argument("--no-operon", action="store_true")
