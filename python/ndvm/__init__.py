@@ -28,6 +28,7 @@ from . import errors
 from ._ndvm import Lanes, Program, Uniform, __version__, calibrate, cosearch, lanes, uniform
 from ._ndvm import _evaluate_population
 from .errors import BindingError, Error, EvaluationError, LimitError, ProgramSyntaxError
+from .search import search
 
 
 class Evaluation(NamedTuple):
@@ -63,6 +64,9 @@ def __getattr__(name: str) -> Any:
     # `ndvm.torch` is imported on first use, so that PyTorch stays optional.
     if name == "torch":
         return importlib.import_module(".torch", __name__)
+    # The estimator needs scikit-learn, imported only when it is asked for.
+    if name == "SymbolicRegressor":
+        return importlib.import_module(".sklearn", __name__).SymbolicRegressor
     raise AttributeError(f"module 'ndvm' has no attribute {name!r}")
 
 
@@ -76,6 +80,8 @@ __all__ = [
     "Evaluation",
     "calibrate",
     "cosearch",
+    "search",
+    "SymbolicRegressor",
     "errors",
     "Error",
     "ProgramSyntaxError",

@@ -7,7 +7,7 @@ import numpy as np
 
 __version__: str
 
-__all__ = ["Program", "Uniform", "Lanes", "uniform", "lanes", "_evaluate_population", "calibrate", "cosearch", "__version__"]
+__all__ = ["Program", "Uniform", "Lanes", "uniform", "lanes", "_evaluate_population", "calibrate", "cosearch", "_search", "__version__"]
 
 _Precision = Literal["f64", "f32"]
 _Device = Literal["cpu", "gpu", "auto"]
@@ -145,3 +145,21 @@ def cosearch(
 ) -> Dict[str, Any]:
     """Replays a candidate stream like ``ndvm cosearch``; returns ``summary``, ``agreement``,
     ``fits`` and ``finished_at``."""
+
+def _search(
+    names: Sequence[str],
+    columns: Sequence[np.ndarray],
+    tests: Sequence[Tuple[str, Sequence[np.ndarray]]],
+    *,
+    settings: Sequence[str],
+    budget: Optional[float] = None,
+    max_evals: Optional[int] = None,
+    threads: Optional[int] = None,
+    proposer: Optional[Any] = None,
+    proposer_only: bool = False,
+    stop_on_proposer_error: bool = False,
+    seed_programs: Optional[Any] = None,
+    progress: Optional[Any] = None,
+) -> Dict[str, Any]:
+    """The engine of ``ndvm.search``: the columns of the inputs then the target, named by
+    ``names``; ``settings`` as ``--set`` assignments."""

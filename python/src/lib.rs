@@ -12,6 +12,7 @@
 //! | `population.rs` | `ndvm.evaluate_population`: many programs across cores, GIL released |
 //! | `calibrate.rs` | `ndvm.calibrate`, as `ndvm calibrate` |
 //! | `cosearch.rs` | `ndvm.cosearch`, as `ndvm cosearch` |
+//! | `search.rs` | `ndvm.search` and `ndvm.SymbolicRegressor`'s engine, as `ndvm search` |
 
 mod calibrate;
 mod convert;
@@ -19,6 +20,7 @@ mod cosearch;
 mod errors;
 mod population;
 mod program;
+mod search;
 
 use pyo3::prelude::*;
 
@@ -45,6 +47,7 @@ fn _ndvm(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(population::_evaluate_population, m)?)?;
     m.add_function(wrap_pyfunction!(calibrate::calibrate, m)?)?;
     m.add_function(wrap_pyfunction!(cosearch::cosearch, m)?)?;
+    m.add_function(wrap_pyfunction!(search::_search, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -18,10 +18,11 @@ def run(code):
     return subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=300)
 
 
-def test_the_readme_has_a_numpy_and_a_torch_example():
+def test_the_readme_has_a_numpy_a_search_and_a_torch_example():
     blocks = readme_blocks()
-    assert len(blocks) == 2
-    assert "import torch" not in blocks[0] and "import torch" in blocks[1]
+    assert len(blocks) == 3
+    assert "SymbolicRegressor(" in blocks[1]
+    assert "import torch" not in blocks[0] + blocks[1] and "import torch" in blocks[2]
 
 
 def test_the_numpy_example_runs():
@@ -34,7 +35,17 @@ def test_the_numpy_example_runs():
 
 def test_the_torch_example_runs_and_fits():
     require_torch()
-    out = run(readme_blocks()[1])
+    out = run(readme_blocks()[2])
     assert out.returncode == 0, out.stderr
     a, b = map(float, out.stdout.split())
     assert abs(a - 2.0) < 0.05 and abs(b - 0.5) < 0.05
+
+
+def test_the_search_example_runs():
+    # The same example, bounded by a count instead of the clock and without a bar.
+    block = readme_blocks()[1]
+    code = block.replace("budget=30", "max_evals=1500, progress=False")
+    assert code != block
+    out = run(code + "\nassert model.score(X, y) > 0.9\n")
+    assert out.returncode == 0, out.stderr
+    assert "complexity" in out.stdout

@@ -15,7 +15,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -315,20 +315,7 @@ fn run(args: &SearchArgs) -> Result<ExitCode, String> {
     if let Some(bar) = &bar {
         bar.set_message("fitting the front on every training row");
     }
-    let stopped = if interrupt.load(Ordering::Relaxed) {
-        "interrupted"
-    } else if args
-        .max_evals
-        .is_some_and(|m| engine.counters.evaluations >= m)
-    {
-        "max-evals"
-    } else if args.proposer_only
-        && budget.is_none_or(|b| started.elapsed() < Duration::from_secs_f64(b))
-    {
-        "proposer"
-    } else {
-        "budget"
-    };
+    let stopped = stop.reason(engine.counters.evaluations);
     let proposer_status = outside.as_mut().map(|o| o.finish());
     if let Some(dir) = &out {
         save_checkpoint(dir, &engine)?;

@@ -95,6 +95,21 @@ pub struct Stop {
 }
 
 impl Stop {
+    /// Why a search that ran until this stop ended, after `evaluations`: `interrupted`,
+    /// `max-evals`, `proposer` (under `proposer_only`, the proposer ended before the
+    /// deadline) or `budget`.
+    pub fn reason(&self, evaluations: u64) -> &'static str {
+        if self.interrupt.load(Ordering::Relaxed) {
+            "interrupted"
+        } else if self.max_evals.is_some_and(|m| evaluations >= m) {
+            "max-evals"
+        } else if self.proposer_only && self.deadline.is_none_or(|d| Instant::now() < d) {
+            "proposer"
+        } else {
+            "budget"
+        }
+    }
+
     fn now(&self) -> bool {
         self.interrupt.load(Ordering::Relaxed) || self.deadline.is_some_and(|d| Instant::now() >= d)
     }
@@ -395,8 +410,7 @@ impl Engine {
         let (plans, jobs) = self.plan(&batch);
         let fits = self.fit_jobs(&jobs, stop);
         self.merge(batch, plans, &jobs, fits, feed);
-        let answered_feed = from_feed > 0;
-        if answered_feed {
+        if from_feed > 0 || (feed.every_generation() && feed.alive()) {
             let front = self.hall.front();
             feed.front(&front, self);
         }

@@ -54,6 +54,11 @@ pub trait Feed {
     fn front(&mut self, front: &[&Member], engine: &Engine);
     /// False once the proposer has exited, closed its output or gone silent.
     fn alive(&self) -> bool;
+    /// True when the front is to be sent after every generation, not only after a batch of
+    /// this proposer's candidates (a proposer in the same process, called each generation).
+    fn every_generation(&self) -> bool {
+        false
+    }
 }
 
 /// No outside proposer.

@@ -1,0 +1,246 @@
+"""`ndvm.search` and `ndvm.SymbolicRegressor`: the command's search from Python, a proposer in
+Python, the scikit-learn contract."""
+
+import json
+import os
+import subprocess
+import warnings
+
+import numpy as np
+import pytest
+
+import ndvm
+from conftest import REPO
+
+sklearn = pytest.importorskip("sklearn") if not os.environ.get("CI") else __import__("sklearn")
+from sklearn.base import clone  # noqa: E402
+from sklearn.exceptions import NotFittedError  # noqa: E402
+from sklearn.model_selection import GridSearchCV  # noqa: E402
+from sklearn.pipeline import Pipeline  # noqa: E402
+from sklearn.preprocessing import FunctionTransformer  # noqa: E402
+
+
+def formula(first, last):
+    """`y = 2.5 x sin(v) + 0.5` on rows `first..last` of the fixed sequence of the Rust tests."""
+    i = np.arange(first, last)
+    x = -2.0 + 4.0 * ((i * 37) % 101) / 100.0
+    v = 0.1 + 3.0 * ((i * 53) % 97) / 96.0
+    return np.column_stack([x, v]), 2.5 * x * np.sin(v) + 0.5
+
+
+SMALL = dict(islands=2, population=40, seed=1)
+
+
+def test_search_finds_the_formula_and_reports_like_the_command():
+    X, y = formula(0, 200)
+    tx, ty = formula(200, 300)
+    # A search is stochastic: two seeds of three must find the formula exactly.
+    found = 0
+    for seed in (1, 2, 3):
+        r = ndvm.search(X, y, names=["x", "v"], tests={"test": (tx, ty)}, max_evals=4000,
+                        islands=2, population=40, seed=seed)
+        s = r["summary"]
+        assert s["evaluations"] == 4000 and s["stopped"] == "max-evals"
+        best = min(r["front"], key=lambda m: m["train_loss"])
+        found += best["tests"]["test"]["nmse"] < 1e-12
+    assert found >= 2
+    # Every member re-evaluated by the runtime gives its reported NMSE.
+    for m in r["front"]:
+        p = ndvm.Program(m["src"])
+        b = dict(m["params"])
+        for j, n in enumerate(["x", "v"]):
+            if n in p.inputs:
+                b[n] = ndvm.lanes(tx[:, j])
+        f = np.broadcast_to(np.asarray(p(b), dtype=float), ty.shape)
+        nmse = np.mean((f - ty) ** 2) / np.var(ty)
+        assert abs(nmse - m["tests"]["test"]["nmse"]) <= 1e-9 * max(nmse, 1e-300) + 1e-300
+
+
+def test_the_front_is_the_command_s_front(tmp_path):
+    binary = os.environ.get("NDVM_BIN", str(REPO / "target" / "debug" / "ndvm"))
+    if not os.path.exists(binary):
+        if os.environ.get("CI"):
+            pytest.fail(f"no ndvm binary at {binary}")
+        pytest.skip("no ndvm binary")
+    X, y = formula(0, 200)
+    path = tmp_path / "train.csv"
+    lines = ["x,v,y"] + [f"{a!r},{b!r},{c!r}" for (a, b), c in zip(X.tolist(), y.tolist())]
+    path.write_text("\n".join(lines) + "\n")
+    out = subprocess.run(
+        [binary, "search", "--data", str(path), "--target", "y", "--max-evals", "1500",
+         "--islands", "2", "--population", "40", "--seed", "1", "--format", "json"],
+        capture_output=True, text=True, check=True,
+    )
+    cli = json.loads(out.stdout)
+    py = ndvm.search(X, y, names=["x", "v"], max_evals=1500, **SMALL)
+    assert py["front"] == cli["front"]
+    assert py["summary"]["evaluations"] == cli["summary"]["evaluations"]
+
+
+def test_a_python_proposer_is_answered_and_joins_the_search():
+    X, y = formula(0, 200)
+    calls = []
+
+    def propose(results, front):
+        calls.append((results, front))
+        if len(calls) == 1:
+            return [{"src": "(+ a (* b x (sin v)))", "init": {"a": 0.0, "b": 1.0}, "id": "good"},
+                    {"src": "(+ a (* b x", "id": "broken"},
+                    {"id": "no-src"}]
+        return []
+
+    r = ndvm.search(X, y, names=["x", "v"], max_evals=600, proposer=propose, **SMALL)
+    assert calls[0] == ([], [])
+    answers = {a["id"]: a for a in calls[1][0]}
+    assert answers["good"]["error"] is None
+    assert answers["good"]["train_loss"] < 1e-20
+    assert abs(answers["good"]["params"]["b"] - 2.5) < 1e-9
+    assert "does not parse" in answers["broken"]["error"]
+    assert "no `src`" in answers["no-src"]["error"]
+    assert calls[1][1], "the front is sent"
+    p = r["summary"]["proposer"]
+    assert p["lines"] == 3 and p["bad_lines"] == 2 and p["ended"] is None
+    assert len(calls) > 2, "called each generation"
+    assert min(m["train_loss"] for m in r["front"]) < 1e-20
+
+
+def test_a_proposer_that_raises_is_reported_and_the_search_goes_on():
+    X, y = formula(0, 200)
+
+    def propose(results, front):
+        if front:
+            raise KeyError("the language model is down")
+        return [{"src": "(* a x)"}]
+
+    with pytest.warns(RuntimeWarning, match="the language model is down") as w:
+        r = ndvm.search(X, y, names=["x", "v"], max_evals=800, proposer=propose, **SMALL)
+    assert "Traceback" in str(w[0].message) and "propose" in str(w[0].message)
+    s = r["summary"]
+    assert "KeyError" in s["proposer"]["ended"]
+    assert s["evaluations"] == 800 and s["stopped"] == "max-evals"
+
+    with pytest.warns(RuntimeWarning, match="the search stopped"):
+        r = ndvm.search(X, y, names=["x", "v"], max_evals=5000, proposer=propose,
+                        on_proposer_error="stop", **SMALL)
+    assert r["summary"]["evaluations"] < 5000
+    assert r["summary"]["stopped"] == "interrupted"
+
+
+def test_proposer_only_ends_when_the_proposer_has_nothing_more():
+    X, y = formula(0, 200)
+    templates = iter(["(* a x)", "(+ a (* b x))", "(* a (sin v))"])
+
+    class Proposer:
+        def propose(self, results, front):
+            t = next(templates, None)
+            return [] if t is None else [{"src": t}]
+
+    r = ndvm.search(X, y, names=["x", "v"], budget=60, proposer=Proposer(), proposer_only=True)
+    s = r["summary"]
+    assert s["stopped"] == "proposer" and s["evaluations"] == 3, s
+    assert s["proposer"]["ended"] == "it returned no candidates"
+
+
+def test_bad_input_is_a_value_error_naming_the_column():
+    X, y = formula(0, 50)
+    bad = X.copy()
+    bad[7, 1] = np.nan
+    with pytest.raises(ValueError, match=r"column 'x1' contains NaN or infinity \(nan at row 7\)"):
+        ndvm.search(bad, y, max_evals=10)
+    strings = np.array([["1", "2"], ["3", "abc"], ["5", "6"]], dtype=object)
+    with pytest.raises(ValueError, match=r"column 'x1' is not numeric"):
+        ndvm.search(strings, [1.0, 2.0, 3.0], max_evals=10)
+    with pytest.raises(ValueError, match="X is 1-D"):
+        ndvm.search(X[:, 0], y, max_evals=10)
+    with pytest.raises(ValueError, match="y has 49 rows where X has 50"):
+        ndvm.search(X, y[:-1], max_evals=10)
+    with pytest.raises(ValueError, match="column 'if' cannot be an input"):
+        ndvm.search(X, y, names=["x", "if"], max_evals=10)
+    with pytest.raises(ValueError, match="the same"):
+        ndvm.search(X, np.ones(50), max_evals=10)
+    with pytest.raises(ValueError, match="islands must be at least 1"):
+        ndvm.search(X, y, max_evals=10, islands=0)
+
+
+pandas = pytest.importorskip("pandas") if not os.environ.get("CI") else __import__("pandas")
+
+
+def regressor(**kw):
+    return ndvm.SymbolicRegressor(max_evals=kw.pop("max_evals", 3000), progress=False,
+                                  islands=2, population=40, **kw)
+
+
+def test_the_estimator_fits_predicts_and_scores():
+    X, y = formula(0, 200)
+    tx, ty = formula(200, 300)
+    with pytest.raises(NotFittedError):
+        regressor().predict(tx)
+    frame = pandas.DataFrame({"x": X[:, 0], "v": X[:, 1]})
+    m = regressor(max_evals=4000).fit(frame, y)
+    assert list(m.feature_names_in_) == ["x", "v"] and m.n_features_in_ == 2
+    assert isinstance(m.equations_, pandas.DataFrame)
+    assert list(m.equations_["complexity"]) == sorted(m.equations_["complexity"])
+    test = pandas.DataFrame({"v": tx[:, 1], "x": tx[:, 0]})  # columns by name, any order
+    assert m.score(test, ty) > 1 - 1e-12
+    np.testing.assert_allclose(m.predict(test), ty, rtol=1e-9, atol=1e-9)
+    sympy = pytest.importorskip("sympy")
+    e = m.sympy()
+    x, v = sympy.symbols("x v")
+    assert abs(float(e.subs({x: 1.3, v: 0.7})) - (2.5 * 1.3 * np.sin(0.7) + 0.5)) < 1e-9
+    assert "sin" in m.latex()
+    with pytest.raises(ValueError, match="expecting 2 features"):
+        m.predict(tx[:, :1])
+
+
+def test_clone_pipeline_and_grid_search():
+    X, y = formula(0, 120)
+    m = regressor(max_complexity=12, max_evals=400)
+    c = clone(m)
+    assert c.get_params() == m.get_params()
+    pipe = Pipeline([("id", FunctionTransformer()), ("sr", regressor(max_evals=400))])
+    assert pipe.fit(X, y).score(X, y) > 0.5
+    grid = GridSearchCV(regressor(max_evals=300), {"max_complexity": [5, 20]}, cv=2)
+    grid.fit(X, y)
+    assert grid.best_params_["max_complexity"] in (5, 20)
+    assert len(grid.cv_results_["mean_test_score"]) == 2
+
+
+# The checks of scikit-learn that cannot pass for a symbolic search, and why: none.
+EXPECTED_FAILED: dict = {}
+
+
+def test_scikit_learn_estimator_checks():
+    from sklearn.utils.estimator_checks import check_estimator
+
+    est = ndvm.SymbolicRegressor(max_evals=150, islands=1, population=20, progress=False)
+    results = check_estimator(est, expected_failed_checks=EXPECTED_FAILED, on_fail=None)
+    failed = [r for r in results if r["status"] == "failed"]
+    assert not failed, [(r["check_name"], str(r["exception"])[:300]) for r in failed]
+
+
+def test_ctrl_c_stops_the_search_and_keeps_the_front(tmp_path):
+    script = tmp_path / "run.py"
+    script.write_text(
+        "import json, sys, numpy as np, ndvm\n"
+        "i = np.arange(200); x = -2 + 4 * ((i * 37) % 101) / 100; v = 0.1 + 3 * ((i * 53) % 97) / 96\n"
+        "started = []\n"
+        "def progress(p):\n"
+        "    if not started:\n"
+        "        started.append(1); print('started', flush=True)\n"
+        "r = ndvm.search(np.column_stack([x, v]), 2.5 * x * np.sin(v) + 0.5, budget=120,\n"
+        "                progress=progress)\n"
+        "print(json.dumps({'stopped': r['summary']['stopped'], 'front': len(r['front']),\n"
+        "                  'seconds': r['summary']['seconds']}), flush=True)\n"
+    )
+    import signal
+    import sys
+    import time
+
+    p = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    assert p.stdout.readline().strip() == "started"
+    time.sleep(1.0)
+    p.send_signal(signal.SIGINT)
+    out, _ = p.communicate(timeout=60)
+    assert p.returncode == 0, out
+    r = json.loads(out.strip().splitlines()[-1])
+    assert r["stopped"] == "interrupted" and r["front"] > 0 and r["seconds"] < 60, r
