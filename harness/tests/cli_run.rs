@@ -1,36 +1,12 @@
 //! `ndvm run` end to end: the built binary on temporary files.
 
+mod common;
+use common::Tmp;
+
 use serde_json::Value;
-use std::path::PathBuf;
 use std::process::{Command, Output};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 const EXAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples");
-
-/// A temporary directory, removed when dropped.
-struct Tmp(PathBuf);
-
-impl Tmp {
-    fn new() -> Tmp {
-        static NEXT: AtomicUsize = AtomicUsize::new(0);
-        let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        let dir = std::env::temp_dir().join(format!("ndvm-cli-run-{}-{n}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        Tmp(dir)
-    }
-
-    fn file(&self, name: &str, contents: &str) -> String {
-        let path = self.0.join(name);
-        std::fs::write(&path, contents).unwrap();
-        path.to_str().unwrap().to_string()
-    }
-}
-
-impl Drop for Tmp {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 fn ndvm(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_ndvm"))
@@ -67,7 +43,7 @@ fn num(v: &Value) -> f64 {
 
 #[test]
 fn scalar_with_every_gradient_in_text() {
-    let t = Tmp::new();
+    let t = Tmp::new("cli-run");
     let p = t.file("lin.scm", "(+ (* alpha x) beta)\n");
     let out = ndvm(&[
         &p, "--bind", "alpha=2", "--bind", "x=1.5", "--bind", "beta=1", "--grad",
@@ -84,7 +60,7 @@ fn scalar_with_every_gradient_in_text() {
 
 #[test]
 fn scalar_with_every_gradient_in_json() {
-    let t = Tmp::new();
+    let t = Tmp::new("cli-run");
     let p = t.file("lin.scm", "(+ (* alpha x) beta)\n");
     let v = json(&[
         &p, "--bind", "alpha=2", "--bind", "x=1.5", "--bind", "beta=1", "--grad",
@@ -109,7 +85,7 @@ fn scalar_with_every_gradient_in_json() {
 
 #[test]
 fn lanes_from_csv() {
-    let t = Tmp::new();
+    let t = Tmp::new("cli-run");
     let p = t.file("lin.scm", "(+ (* alpha x) beta)");
     let lanes = t.file("lanes.csv", "x,alpha\n1,2\n-1,3\n2.5,4\n");
     let v = json(&[&p, "--lanes", &lanes, "--bind", "beta=1", "--grad"]);
@@ -180,7 +156,7 @@ fn single_precision() {
     ]);
     assert!(close(num(&v["value"][0]), 831.2209637, 1e-4), "{v}");
     assert!(close(num(&v["grad"]["q"][0]), -3458.669, 1e-3), "{v}");
-    let t = Tmp::new();
+    let t = Tmp::new("cli-run");
     let p = t.file("tenth.scm", "(* 0.1 x)");
     let out = ndvm(&[&p, "--bind", "x=1", "--precision", "f32", "--grad"]);
     assert_eq!(stdout(&out), "value: 0.1\nd/dx: 0.1\n");
@@ -188,7 +164,7 @@ fn single_precision() {
 
 #[test]
 fn non_finite_and_protected_ops_in_json() {
-    let t = Tmp::new();
+    let t = Tmp::new("cli-run");
     let inf = t.file("inf.scm", "(/ 1.0 0.0)");
     assert_eq!(json(&[&inf])["value"][0], "inf");
     let ninf = t.file("ninf.scm", "(/ -1.0 0.0)");
@@ -206,7 +182,7 @@ fn non_finite_and_protected_ops_in_json() {
 
 #[test]
 fn non_numeric_result_prints_as_scheme() {
-    let t = Tmp::new();
+    let t = Tmp::new("cli-run");
     let p = t.file("list.scm", "(list 1 'a)");
     assert_eq!(json(&[&p])["value"][0], "(1 a)");
     assert_eq!(stdout(&ndvm(&[&p])), "value: (1 a)\n");
@@ -219,7 +195,7 @@ fn non_numeric_result_prints_as_scheme() {
 
 #[test]
 fn program_error_points_at_the_source() {
-    let t = Tmp::new();
+    let t = Tmp::new("cli-run");
     let p = t.file("bad.scm", "(+ 1\n   (frobnicate 2 3))\n");
     let out = ndvm(&[&p]);
     assert_eq!(out.status.code(), Some(1));
@@ -236,7 +212,7 @@ fn program_error_points_at_the_source() {
 
 #[test]
 fn runtime_error_on_every_lane_is_a_program_error() {
-    let t = Tmp::new();
+    let t = Tmp::new("cli-run");
     let p = t.file("car.scm", ";; a comment\n(car x)");
     let out = ndvm(&[&p, "--bind", "x=1", "--format", "json"]);
     assert_eq!(out.status.code(), Some(1));
@@ -250,7 +226,7 @@ fn runtime_error_on_every_lane_is_a_program_error() {
 
 #[test]
 fn unbound_input_names_it() {
-    let t = Tmp::new();
+    let t = Tmp::new("cli-run");
     let p = t.file("lin.scm", "(+ (* alpha x) beta)");
     let out = ndvm(&[&p, "--bind", "alpha=2", "--bind", "beta=1"]);
     assert_eq!(out.status.code(), Some(1));
@@ -261,7 +237,7 @@ fn unbound_input_names_it() {
 
 #[test]
 fn empty_program() {
-    let t = Tmp::new();
+    let t = Tmp::new("cli-run");
     let p = t.file("empty.scm", "  ;; nothing\n");
     let out = ndvm(&[&p]);
     assert_eq!(out.status.code(), Some(1));
@@ -274,7 +250,7 @@ fn empty_program() {
 
 #[test]
 fn some_lanes_fail() {
-    let t = Tmp::new();
+    let t = Tmp::new("cli-run");
     let p = t.file("car.scm", "(if (< x 0) (car x) x)");
     let lanes = t.file("x.csv", "x\n1\n-1\n2\n");
     let v = json(&[&p, "--lanes", &lanes, "--grad"]);
@@ -307,7 +283,7 @@ fn some_lanes_fail() {
 
 #[test]
 fn long_tables_are_cut() {
-    let t = Tmp::new();
+    let t = Tmp::new("cli-run");
     let p = t.file("s.scm", "(if (< x 0) (car x) (* a x))");
     let mut csv = String::from("x\n");
     for i in 0..1000 {
@@ -341,7 +317,7 @@ fn long_tables_are_cut() {
 
 #[test]
 fn matrices_from_csv_files() {
-    let t = Tmp::new();
+    let t = Tmp::new("cli-run");
     let p = t.file("m.scm", "m");
     let row = t.file("row.csv", "a,b,c\n1,2,3\n");
     assert_eq!(
@@ -365,7 +341,7 @@ fn matrices_from_csv_files() {
 
 #[test]
 fn usage_and_file_errors_exit_2() {
-    let t = Tmp::new();
+    let t = Tmp::new("cli-run");
     let p = t.file("lin.scm", "(+ (* alpha x) beta)");
     let lanes = t.file("x.csv", "x,alpha\n1,2\n3,oops\n");
     let good = t.file("good.csv", "x\n1\n2\n");
@@ -436,7 +412,7 @@ fn usage_and_file_errors_exit_2() {
 
 #[test]
 fn output_to_a_file() {
-    let t = Tmp::new();
+    let t = Tmp::new("cli-run");
     let p = t.file("one.scm", "(+ 1 2)");
     let dest = t.0.join("out.json");
     let out = ndvm(&[&p, "--format", "json", "--out", dest.to_str().unwrap()]);
@@ -448,7 +424,7 @@ fn output_to_a_file() {
 
 #[test]
 fn ten_megabyte_program() {
-    let t = Tmp::new();
+    let t = Tmp::new("cli-run");
     let mut src = String::with_capacity(11 << 20);
     while src.len() < 6 << 20 {
         src.push_str(";; a long comment line that pads the file to several megabytes\n");
@@ -472,7 +448,7 @@ fn ten_megabyte_program() {
 
 #[test]
 fn every_lane_failing_differently_exits_1_with_the_results() {
-    let t = Tmp::new();
+    let t = Tmp::new("cli-run");
     let p = t.file("both.scm", "(if (< x 0) (car x) (cdr x))");
     let lanes = t.file("x.csv", "x\n-1\n1\n");
     let out = ndvm(&[&p, "--lanes", &lanes, "--format", "json"]);

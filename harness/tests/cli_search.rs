@@ -1,45 +1,18 @@
 //! `ndvm search` end to end: the built binary on small generated data sets.
 
+mod common;
+use common::Tmp;
+
 use runtime_cpu::{Bindings, Program, RunOptions, Session};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 const PROPOSER: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/../examples/search/perturb_proposer.py"
 );
-
-/// A temporary directory, removed when dropped.
-struct Tmp(PathBuf);
-
-impl Tmp {
-    fn new() -> Tmp {
-        static NEXT: AtomicUsize = AtomicUsize::new(0);
-        let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        let dir = std::env::temp_dir().join(format!("ndvm-cli-search-{}-{n}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        Tmp(dir)
-    }
-
-    fn file(&self, name: &str, contents: &str) -> String {
-        let path = self.0.join(name);
-        std::fs::write(&path, contents).unwrap();
-        path.to_str().unwrap().to_string()
-    }
-
-    fn path(&self, name: &str) -> String {
-        self.0.join(name).to_str().unwrap().to_string()
-    }
-}
-
-impl Drop for Tmp {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 /// `y = 2.5 x sin(v) + 0.5`, with the rows `from..to` of a fixed sequence.
 fn formula_csv(from: usize, to: usize) -> String {
@@ -111,7 +84,7 @@ fn small_seeded(tmp: &Tmp, seed: &str, extra: &[&str]) -> Value {
 fn a_small_known_formula_is_found() {
     // A search is stochastic: one seed in a few ends in a polynomial that approximates the
     // formula to 1e-11. Two of three seeds must find it exactly.
-    let tmp = Tmp::new();
+    let tmp = Tmp::new("cli-search");
     let mut found = 0;
     for seed in ["1", "2", "3"] {
         let v = small_seeded(&tmp, seed, &["--max-evals", "4000"]);
@@ -130,7 +103,7 @@ fn a_small_known_formula_is_found() {
 
 #[test]
 fn the_front_is_the_same_at_one_and_two_threads() {
-    let tmp = Tmp::new();
+    let tmp = Tmp::new("cli-search");
     let one = small(&tmp, &["--max-evals", "1500", "--threads", "1"]);
     let two = small(&tmp, &["--max-evals", "1500", "--threads", "2"]);
     assert_eq!(one["front"], two["front"]);
@@ -154,7 +127,7 @@ fn columns(path: &str) -> Vec<(String, Vec<f64>)> {
 
 #[test]
 fn every_reported_program_gives_the_reported_nmse() {
-    let tmp = Tmp::new();
+    let tmp = Tmp::new("cli-search");
     let v = small(&tmp, &["--max-evals", "1200"]);
     let cols = columns(&tmp.path("test.csv"));
     let y = &cols[2].1;
@@ -233,7 +206,7 @@ fn answer<'a>(lines: &'a [Value], id: &str) -> &'a Value {
 
 #[test]
 fn the_protocol_answers_every_line_including_bad_ones() {
-    let tmp = Tmp::new();
+    let tmp = Tmp::new("cli-search");
     let log = tmp.path("proposer.log");
     let cmd = format!("python3 {PROPOSER} --malformed --rounds 3 --log {log}");
     let v = small(
@@ -283,7 +256,7 @@ fn the_protocol_answers_every_line_including_bad_ones() {
 
 #[test]
 fn a_proposer_that_crashes_or_hangs_is_reported_and_the_search_goes_on() {
-    let tmp = Tmp::new();
+    let tmp = Tmp::new("cli-search");
     // Crashes after its first front: the built-in proposer carries on to the end of the budget.
     let crash = format!("python3 {PROPOSER} --crash-after 1");
     let v = small(&tmp, &["--proposer", &crash, "--budget", "6"]);
@@ -334,7 +307,7 @@ fn wait_for(path: &Path, within: Duration) -> bool {
 
 #[test]
 fn ctrl_c_stops_cleanly_and_writes_the_front() {
-    let tmp = Tmp::new();
+    let tmp = Tmp::new("cli-search");
     let train = tmp.file("train.csv", &formula_csv(0, 200));
     let out = tmp.path("out");
     let log = tmp.path("started.log");
@@ -371,7 +344,7 @@ fn ctrl_c_stops_cleanly_and_writes_the_front() {
 
 #[test]
 fn resume_continues_a_checkpoint_to_the_same_front() {
-    let tmp = Tmp::new();
+    let tmp = Tmp::new("cli-search");
     // The first generation is 2 x 40 candidates, each later one 2 x 20.
     let whole = small(&tmp, &["--max-evals", "880"]);
     let dir = tmp.path("run");
@@ -397,7 +370,7 @@ fn resume_continues_a_checkpoint_to_the_same_front() {
 
 #[test]
 fn bad_data_is_a_clear_error_naming_file_row_and_column() {
-    let tmp = Tmp::new();
+    let tmp = Tmp::new("cli-search");
     let cases = [
         (
             "x,y\n1,2\n3,4\n",
@@ -470,7 +443,7 @@ fn the_readme_first_command_runs() {
 
 #[test]
 fn seed_programs_start_the_search() {
-    let tmp = Tmp::new();
+    let tmp = Tmp::new("cli-search");
     // The formula itself, with other constants, and a program outside the grammar.
     let seeds = tmp.file(
         "seeds.jsonl",

@@ -62,18 +62,26 @@ def nmse(pred, y):
     return err / n / var
 
 
-def run_ndvm(args, train, target, tests, budget, extra=()):
-    cmd = [args.ndvm, "search", "--data", train, "--target", target, "--budget", str(budget),
-           "--threads", str(args.threads), "--seed", str(args.seed), "--format", "json",
-           *args.ndvm_args.split(), *extra]
+def run_tool(tool, cmd, tests):
+    """Runs one tool's command with the test sets; its last output line as JSON and the wall
+    time, or an error record."""
     for name, path in tests:
         cmd += ["--test", f"{name}={path}"]
     start = time.time()
     out = subprocess.run(cmd, capture_output=True, text=True)
     wall = time.time() - start
     if out.returncode != 0:
-        return {"tool": "ndvm", "error": out.stderr.strip()[-400:], "wall": wall}
-    v = json.loads(out.stdout)
+        return None, {"tool": tool, "error": out.stderr.strip()[-400:], "wall": wall}
+    return json.loads(out.stdout.strip().splitlines()[-1]), wall
+
+
+def run_ndvm(args, train, target, tests, budget, extra=()):
+    cmd = [args.ndvm, "search", "--data", train, "--target", target, "--budget", str(budget),
+           "--threads", str(args.threads), "--seed", str(args.seed), "--format", "json",
+           *args.ndvm_args.split(), *extra]
+    v, wall = run_tool("ndvm", cmd, tests)
+    if v is None:
+        return wall
     best = min(v["front"], key=lambda r: r["train_loss"])
     scores = {name: best["tests"][name]["nmse"] for name, _ in tests}
     scores = {k: (float("inf") if x is None else x) for k, x in scores.items()}
@@ -122,14 +130,9 @@ def run_operon(args, train, target, tests, budget):
     cmd = [sys.executable, os.path.abspath(__file__), "operon-one", "--train", train,
            "--target", target, "--budget", str(budget), "--threads", str(args.threads),
            "--seed", str(args.seed)]
-    for name, path in tests:
-        cmd += ["--test", f"{name}={path}"]
-    start = time.time()
-    out = subprocess.run(cmd, capture_output=True, text=True)
-    wall = time.time() - start
-    if out.returncode != 0:
-        return {"tool": "operon", "error": out.stderr.strip()[-400:], "wall": wall}
-    r = json.loads(out.stdout.strip().splitlines()[-1])
+    r, wall = run_tool("operon", cmd, tests)
+    if r is None:
+        return wall
     r["wall"] = wall
     return r
 
