@@ -14,7 +14,8 @@ gradient.
 ((2,), ())
 
 ``ndvm.torch`` (imported on first use; needs PyTorch) makes a program a differentiable
-PyTorch op.
+PyTorch op; ``ndvm.ray`` (needs Ray) runs a search's islands and a population's evaluation
+over a Ray cluster.
 """
 
 from __future__ import annotations
@@ -61,9 +62,9 @@ def evaluate_population(
 
 
 def __getattr__(name: str) -> Any:
-    # `ndvm.torch` is imported on first use, so that PyTorch stays optional.
-    if name == "torch":
-        return importlib.import_module(".torch", __name__)
+    # `ndvm.torch` and `ndvm.ray` are imported on first use: PyTorch and Ray stay optional.
+    if name in ("torch", "ray"):
+        return importlib.import_module("." + name, __name__)
     # The estimator needs scikit-learn, imported only when it is asked for.
     if name == "SymbolicRegressor":
         return importlib.import_module(".sklearn", __name__).SymbolicRegressor

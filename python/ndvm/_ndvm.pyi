@@ -7,7 +7,7 @@ import numpy as np
 
 __version__: str
 
-__all__ = ["Program", "Uniform", "Lanes", "uniform", "lanes", "_evaluate_population", "calibrate", "cosearch", "_search", "__version__"]
+__all__ = ["Program", "Uniform", "Lanes", "uniform", "lanes", "_evaluate_population", "calibrate", "cosearch", "_search", "_Island", "_Islands", "__version__"]
 
 _Precision = Literal["f64", "f32"]
 _Device = Literal["cpu", "gpu", "auto"]
@@ -19,6 +19,7 @@ class Uniform:
 
     value: Any
     def __new__(cls, value: Any) -> "Uniform": ...
+    def __getnewargs__(self) -> Tuple[Any]: ...
 
 @final
 class Lanes:
@@ -26,6 +27,7 @@ class Lanes:
 
     value: Any
     def __new__(cls, value: Any) -> "Lanes": ...
+    def __getnewargs__(self) -> Tuple[Any]: ...
 
 def uniform(value: Any) -> Uniform:
     """Marks ``value`` as bound the same on every lane."""
@@ -74,6 +76,8 @@ class Program:
     def protected_ops(self) -> bool: ...
     @property
     def max_steps(self) -> int: ...
+    def __getnewargs_ex__(self) -> Tuple[Tuple[str], Dict[str, Any]]:
+        """The arguments that make this program again (for pickling)."""
     def __call__(self, bindings: Optional[Mapping[str, Any]] = None, /, **kwargs: Any) -> np.ndarray:
         """The value on every lane: shape ``(B, *value_shape)`` when some input is bound per
         lane, else the value's own shape. Float64 (float32 for ``precision="f32"``); an object
@@ -163,3 +167,53 @@ def _search(
 ) -> Dict[str, Any]:
     """The engine of ``ndvm.search``: the columns of the inputs then the target, named by
     ``names``; ``settings`` as ``--set`` assignments."""
+
+@final
+class _Island:
+    """One island of a search run alone (``ndvm.ray.search``), an epoch at a time."""
+
+    def __new__(
+        cls,
+        names: Sequence[str],
+        columns: Sequence[np.ndarray],
+        tests: Sequence[Tuple[str, Sequence[np.ndarray]]],
+        *,
+        settings: Sequence[str],
+        island: int,
+        threads: int = 1,
+        seed_programs: Optional[Any] = None,
+        checkpoint: Optional[str] = None,
+    ) -> "_Island": ...
+    def epoch(
+        self, arrivals: str, *, remaining: Optional[float] = None, max_evals: Optional[int] = None
+    ) -> Tuple[str, str, str]:
+        """Takes in a migration's arrivals, runs generations until the next migration; returns
+        ``(report, state, checkpoint)`` as JSON."""
+
+@final
+class _Islands:
+    """The driver's view of a search's islands run apart."""
+
+    def __new__(
+        cls,
+        names: Sequence[str],
+        columns: Sequence[np.ndarray],
+        tests: Sequence[Tuple[str, Sequence[np.ndarray]]],
+        *,
+        settings: Sequence[str],
+        threads: int = 1,
+    ) -> "_Islands": ...
+    @property
+    def migration_interval(self) -> int: ...
+    @property
+    def islands(self) -> int: ...
+    def absorb(self, states: Sequence[str]) -> None: ...
+    def migrate(self) -> List[str]: ...
+    def progress(self) -> Dict[str, Any]: ...
+    def finish(
+        self,
+        *,
+        max_evals: Optional[int] = None,
+        remaining: Optional[float] = None,
+        interrupted: bool = False,
+    ) -> Dict[str, Any]: ...

@@ -137,6 +137,7 @@ def settings_of(
     max_steps: Optional[int] = None,
     max_memory_mb: Optional[int] = None,
     settings: Optional[Mapping[str, Any]] = None,
+    migration_interval: Optional[int] = None,
 ) -> List[str]:
     """The keywords as ``--set`` assignments, as ``ndvm search``'s flags set them."""
     out: Dict[str, Any] = {}
@@ -148,6 +149,8 @@ def settings_of(
         out["seed"] = int(seed)
     if islands is not None:
         out["islands"] = int(islands)
+    if migration_interval is not None:
+        out["migration_interval"] = int(migration_interval)
     if population is not None:
         out["population"] = int(population)
         out["offspring"] = max(int(population) // 2, 1)
@@ -179,60 +182,14 @@ def settings_of(
     return [f"{k}={json.dumps(v)}" for k, v in out.items()]
 
 
-def search(
-    X: Any,
-    y: Any,
-    *,
-    names: Optional[Sequence[str]] = None,
-    tests: Optional[Mapping[str, Tuple[Any, Any]]] = None,
-    budget: Optional[float] = None,
-    max_evals: Optional[int] = None,
-    threads: Optional[int] = None,
-    proposer: Optional[Any] = None,
-    proposer_only: bool = False,
-    on_proposer_error: str = "continue",
-    seed_programs: Optional[Sequence[Mapping[str, Any]]] = None,
-    progress: Optional[Callable[[Dict[str, Any]], None]] = None,
-    ops: Union[None, str, Sequence[str]] = None,
-    max_complexity: Optional[int] = None,
-    seed: int = 1,
-    islands: Optional[int] = None,
-    population: Optional[int] = None,
-    parsimony: Optional[float] = None,
-    optimizer: Optional[str] = None,
-    iterations: Optional[int] = None,
-    restarts: Optional[int] = None,
-    fit_rows: Optional[int] = None,
-    iterate: Optional[str] = None,
-    share: Optional[bool] = None,
-    max_steps: Optional[int] = None,
-    max_memory_mb: Optional[int] = None,
-    settings: Optional[Mapping[str, Any]] = None,
-) -> Dict[str, Any]:
-    """Searches for programs that model ``y`` from the columns of ``X``, like ``ndvm search``.
+Table = Tuple[List[str], List[np.ndarray], List[Tuple[str, List[np.ndarray]]]]
 
-    ``X`` is a 2-D array of rows by inputs (inputs named ``x0, x1, ...`` or by ``names``) or a
-    pandas DataFrame (inputs named by its columns); ``y`` has one value per row. ``tests`` maps
-    a name to ``(X, y)`` of a held-out set, scored by NMSE and R^2 for every front member.
-    ``budget`` is in seconds (60 when neither it nor ``max_evals`` is given); with ``seed`` and
-    ``max_evals`` the front does not depend on ``threads``. The other keywords are those of
-    ``ndvm search`` (``docs/search.md``; ``optimizer`` is ``--fit``); ``settings`` sets any
-    other by name, as ``--set``.
 
-    ``proposer`` is a callable ``propose(results, front) -> candidates`` (or an object with
-    that ``propose`` method): called first with two empty lists, then each generation with the
-    answers to its last candidates and the front, it returns ``{"src", "init", "id"}`` dicts,
-    the lines of the ``--proposer`` protocol. An exception in it is reported as a
-    ``RuntimeWarning`` with its traceback and in ``summary.proposer.ended``; the search goes
-    on with the built-in proposer, or stops with ``on_proposer_error="stop"`` (or under
-    ``proposer_only``, which ends the search when the proposer returns no candidates).
-
-    ``progress`` is called after each generation with ``{"evaluations", "seconds", "budget",
-    "best_loss", "front"}``. Ctrl-C stops the search and returns the front found so far
-    (``summary.stopped`` is ``"interrupted"``).
-    """
-    if on_proposer_error not in ("continue", "stop"):
-        raise ValueError(f"on_proposer_error={on_proposer_error!r}: expected 'continue' or 'stop'")
+def _tables(
+    X: Any, y: Any, names: Optional[Sequence[str]], tests: Optional[Mapping[str, Tuple[Any, Any]]]
+) -> Table:
+    """The columns' names (inputs then target), the training columns and the test sets'
+    columns of a search, checked: a ValueError names the offending column or row."""
     input_names, arr = _names_of(X, names)
     target = "y" if "y" not in input_names else "target"
     yy = _target(y, arr.shape[0])
@@ -260,11 +217,73 @@ def search(
         test_sets.append(
             (str(name), [t_arr[:, j].copy() for j in range(t_arr.shape[1])] + [t_y])
         )
+    return all_names, columns, test_sets
+
+
+def search(
+    X: Any,
+    y: Any,
+    *,
+    names: Optional[Sequence[str]] = None,
+    tests: Optional[Mapping[str, Tuple[Any, Any]]] = None,
+    budget: Optional[float] = None,
+    max_evals: Optional[int] = None,
+    threads: Optional[int] = None,
+    proposer: Optional[Any] = None,
+    proposer_only: bool = False,
+    on_proposer_error: str = "continue",
+    seed_programs: Optional[Sequence[Mapping[str, Any]]] = None,
+    progress: Optional[Callable[[Dict[str, Any]], None]] = None,
+    ops: Union[None, str, Sequence[str]] = None,
+    max_complexity: Optional[int] = None,
+    seed: int = 1,
+    islands: Optional[int] = None,
+    migration_interval: Optional[int] = None,
+    population: Optional[int] = None,
+    parsimony: Optional[float] = None,
+    optimizer: Optional[str] = None,
+    iterations: Optional[int] = None,
+    restarts: Optional[int] = None,
+    fit_rows: Optional[int] = None,
+    iterate: Optional[str] = None,
+    share: Optional[bool] = None,
+    max_steps: Optional[int] = None,
+    max_memory_mb: Optional[int] = None,
+    settings: Optional[Mapping[str, Any]] = None,
+) -> Dict[str, Any]:
+    """Searches for programs that model ``y`` from the columns of ``X``, like ``ndvm search``.
+
+    ``X`` is a 2-D array of rows by inputs (inputs named ``x0, x1, ...`` or by ``names``) or a
+    pandas DataFrame (inputs named by its columns); ``y`` has one value per row. ``tests`` maps
+    a name to ``(X, y)`` of a held-out set, scored by NMSE and R^2 for every front member.
+    ``budget`` is in seconds (60 when neither it nor ``max_evals`` is given); with ``seed`` and
+    ``max_evals`` the front does not depend on ``threads``, nor on whether the ``islands``
+    run here or apart (:func:`ndvm.ray.search`): ``max_evals`` is split evenly over the
+    islands, which migrate every ``migration_interval`` generations. The other keywords are those of
+    ``ndvm search`` (``docs/search.md``; ``optimizer`` is ``--fit``); ``settings`` sets any
+    other by name, as ``--set``.
+
+    ``proposer`` is a callable ``propose(results, front) -> candidates`` (or an object with
+    that ``propose`` method): called first with two empty lists, then each generation with the
+    answers to its last candidates and the front, it returns ``{"src", "init", "id"}`` dicts,
+    the lines of the ``--proposer`` protocol. An exception in it is reported as a
+    ``RuntimeWarning`` with its traceback and in ``summary.proposer.ended``; the search goes
+    on with the built-in proposer, or stops with ``on_proposer_error="stop"`` (or under
+    ``proposer_only``, which ends the search when the proposer returns no candidates).
+
+    ``progress`` is called after each generation with ``{"evaluations", "seconds", "budget",
+    "best_loss", "front"}``. Ctrl-C stops the search and returns the front found so far
+    (``summary.stopped`` is ``"interrupted"``).
+    """
+    if on_proposer_error not in ("continue", "stop"):
+        raise ValueError(f"on_proposer_error={on_proposer_error!r}: expected 'continue' or 'stop'")
+    all_names, columns, test_sets = _tables(X, y, names, tests)
     assignments = settings_of(
         ops=ops,
         max_complexity=max_complexity,
         seed=seed,
         islands=islands,
+        migration_interval=migration_interval,
         population=population,
         parsimony=parsimony,
         optimizer=optimizer,

@@ -36,6 +36,11 @@ impl Uniform {
         Uniform { value }
     }
 
+    /// The argument that makes it again (for pickling: bindings sent to a Ray task).
+    fn __getnewargs__(&self, py: Python<'_>) -> (Py<PyAny>,) {
+        (self.value.clone_ref(py),)
+    }
+
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         Ok(format!("ndvm.uniform({})", self.value.bind(py).repr()?))
     }
@@ -46,6 +51,11 @@ impl Lanes {
     #[new]
     fn new(value: Py<PyAny>) -> Self {
         Lanes { value }
+    }
+
+    /// The argument that makes it again (for pickling: bindings sent to a Ray task).
+    fn __getnewargs__(&self, py: Python<'_>) -> (Py<PyAny>,) {
+        (self.value.clone_ref(py),)
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {

@@ -13,11 +13,13 @@
 //! | `calibrate.rs` | `ndvm.calibrate`, as `ndvm calibrate` |
 //! | `cosearch.rs` | `ndvm.cosearch`, as `ndvm cosearch` |
 //! | `search.rs` | `ndvm.search` and `ndvm.SymbolicRegressor`'s engine, as `ndvm search` |
+//! | `islands.rs` | a search's islands run apart, and their driver (`ndvm.ray.search`) |
 
 mod calibrate;
 mod convert;
 mod cosearch;
 mod errors;
+mod islands;
 mod population;
 mod program;
 mod search;
@@ -48,6 +50,8 @@ fn _ndvm(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(calibrate::calibrate, m)?)?;
     m.add_function(wrap_pyfunction!(cosearch::cosearch, m)?)?;
     m.add_function(wrap_pyfunction!(search::_search, m)?)?;
+    m.add_class::<islands::Island>()?;
+    m.add_class::<islands::Islands>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -313,6 +313,27 @@ impl Program {
         self.limits.max_steps
     }
 
+    /// The arguments that make this program again (pickling: a program sent to another
+    /// process, a Ray task say, is read and decoded again there with the same settings).
+    fn __getnewargs_ex__<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<(Bound<'py, PyTuple>, Bound<'py, PyDict>)> {
+        let kw = PyDict::new(py);
+        kw.set_item("precision", self.precision.name())?;
+        kw.set_item("device", self.device())?;
+        kw.set_item("protected_ops", self.protected_ops)?;
+        kw.set_item("max_steps", self.limits.max_steps)?;
+        kw.set_item("max_depth", self.limits.max_depth)?;
+        kw.set_item("max_memory_mb", self.limits.max_memory >> 20)?;
+        let lane_errors = match self.lane_errors {
+            LaneErrors::Raise => "raise",
+            LaneErrors::Nan => "nan",
+        };
+        kw.set_item("lane_errors", lane_errors)?;
+        Ok((PyTuple::new(py, [self.program.source()])?, kw))
+    }
+
     fn __repr__(&self) -> String {
         let src: String = self
             .program

@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-fn value_error(message: impl Into<String>) -> PyErr {
+pub(crate) fn value_error(message: impl Into<String>) -> PyErr {
     PyValueError::new_err(message.into())
 }
 
@@ -199,7 +199,7 @@ impl Feed for PyFeed {
 }
 
 /// The seed programs: `{"src", "init"}` dicts, checked as protocol lines.
-fn seeds(
+pub(crate) fn seeds(
     py: Python<'_>,
     programs: &Bound<'_, PyAny>,
     inputs: &[String],
@@ -219,6 +219,53 @@ fn seeds(
         }
     }
     Ok(out)
+}
+
+/// The data and settings of a search: `columns` are the training inputs then the target,
+/// named by `names`; `tests` are `(name, columns)` with the same names; `settings` are `--set`
+/// assignments (`NAME=JSON`), checked.
+pub(crate) fn inputs(
+    names: Vec<String>,
+    columns: Vec<PyReadonlyArray1<'_, f64>>,
+    tests: Vec<(String, Vec<PyReadonlyArray1<'_, f64>>)>,
+    settings: &[String],
+) -> PyResult<(Data, Options)> {
+    let Some((target, inputs)) = names.split_last() else {
+        return Err(value_error("no columns"));
+    };
+    let train = table("X", &names, columns)?;
+    let mut named = Vec::new();
+    for (name, cols) in tests {
+        named.push((name.clone(), table(&name, &names, cols)?));
+    }
+    let cols = Columns {
+        target: target.clone(),
+        inputs: Some(inputs.to_vec()),
+    };
+    let data = Data::from_csv(&train, &named, &cols).map_err(value_error)?;
+    let mut options = Options::default();
+    for s in settings {
+        options.set(s).map_err(value_error)?;
+    }
+    options.check().map_err(value_error)?;
+    Ok((data, options))
+}
+
+/// The end of a search: the front pruned and refitted on every row (until `until`, or the
+/// interrupt), scored, with the summary, as the dict of `--format json`.
+pub(crate) fn finish(
+    py: Python<'_>,
+    engine: &mut Engine,
+    stopped: &str,
+    until: Option<Instant>,
+    interrupt: &AtomicBool,
+    proposer: Option<Value>,
+) -> Value {
+    py.detach(|| engine.polish(until, interrupt));
+    let front: Vec<Member> = engine.hall.front().into_iter().cloned().collect();
+    let rows = report::rows(engine, &front);
+    let summary = Summary::of(engine, stopped, proposer);
+    json!({ "summary": summary, "front": rows })
 }
 
 /// Runs a search, like `ndvm search --format json`.
@@ -254,24 +301,7 @@ pub fn _search<'py>(
     if proposer_only && proposer.is_none() {
         return Err(value_error("proposer_only needs a proposer"));
     }
-    let Some((target, inputs)) = names.split_last() else {
-        return Err(value_error("no columns"));
-    };
-    let train = table("X", &names, columns)?;
-    let mut named = Vec::new();
-    for (name, cols) in tests {
-        named.push((name.clone(), table(&name, &names, cols)?));
-    }
-    let cols = Columns {
-        target: target.clone(),
-        inputs: Some(inputs.to_vec()),
-    };
-    let data = Data::from_csv(&train, &named, &cols).map_err(value_error)?;
-    let mut options = Options::default();
-    for s in &settings {
-        options.set(s).map_err(value_error)?;
-    }
-    options.check().map_err(value_error)?;
+    let (data, options) = inputs(names, columns, tests, &settings)?;
     let seeds = match &seed_programs {
         Some(p) => seeds(py, p, &data.inputs)?,
         None => Vec::new(),
@@ -338,15 +368,9 @@ pub fn _search<'py>(
         });
     });
     let stopped = stop.reason(engine.counters.evaluations);
-    py.detach(|| {
-        engine.polish(
-            budget.map(|b| started + Duration::from_secs_f64(b)),
-            &interrupt,
-        )
-    });
-    let front: Vec<Member> = engine.hall.front().into_iter().cloned().collect();
-    let rows = report::rows(&mut engine, &front);
-    let summary = Summary::of(&engine, stopped, feed.as_ref().map(PyFeed::status));
+    let until = budget.map(|b| started + Duration::from_secs_f64(b));
+    let proposer_status = feed.as_ref().map(PyFeed::status);
+    let mut out = finish(py, &mut engine, stopped, until, &interrupt, proposer_status);
     let warn = |message: String| {
         let category = py.get_type::<pyo3::exceptions::PyRuntimeWarning>();
         PyErr::warn(
@@ -371,6 +395,6 @@ pub fn _search<'py>(
             "the progress callback failed (the search went on):\n{tb}"
         ))?;
     }
-    let out = json!({ "summary": summary, "front": rows, "interrupted": keyboard });
+    out["interrupted"] = json!(keyboard);
     py.import("json")?.call_method1("loads", (out.to_string(),))
 }

@@ -1,28 +1,27 @@
-//! The search loop, one generation at a time: propose (every island's children, and the
-//! outside proposer's candidates in the order they came), simplify and deduplicate against the
-//! skeleton cache, fit the new candidates over the worker threads, then, in candidate order,
-//! score them, update the islands and the hall of fame, and answer the outside proposer. Every
-//! random choice is drawn from a generator seeded by (seed, island, generation), and results are
-//! merged in candidate order, never in completion order, so a count-bounded search gives the
-//! same bytes on any number of threads.
+//! The search loop, one generation at a time ([`super::batch`]): propose (every island's
+//! children, and the outside proposer's candidates in the order they came), simplify and
+//! deduplicate against each island's skeleton cache, fit the new candidates over the worker
+//! threads, then, in candidate order, score them, update the islands and their halls of fame,
+//! and answer the outside proposer; every `migration_interval` generations, the islands
+//! migrate. Every random choice is drawn from a generator seeded by (seed, island,
+//! generation), results are merged in candidate order, never in completion order, and islands
+//! share nothing between migrations, so a count-bounded search gives the same bytes on any
+//! number of threads, and with its islands in one process or apart ([`Engine::island`]).
 
-use super::cache::{Cache, Saved};
-use super::candidate::{self, Candidate, Fitted, Origin, Rows};
-use super::convert;
+use super::candidate::{Candidate, Rows};
 use super::dataset::Data;
 use super::emit::{self, Names};
 use super::expr::Genome;
-use super::feed::{Answer, Feed, Incoming};
-use super::front::{HallOfFame, Member};
+use super::feed::{Feed, NoFeed};
+use super::front::HallOfFame;
 use super::generate::{below, Grammar};
 use super::options::Options;
-use super::population::{Crowd, Island, Pressure};
-use crate::calibrate::workers::{Evaluator, Workers};
+use super::population::Pressure;
+use super::shard::{share, Arrival, Shard, ShardState};
+use crate::calibrate::workers::Workers;
 use crate::rng::SplitMix;
-use runtime_cpu::{Program, Session};
+use runtime_cpu::Session;
 use serde::{Deserialize, Serialize};
-use std::collections::{HashMap, HashSet};
-use std::hash::{Hash, Hasher};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
@@ -61,30 +60,25 @@ pub struct Checkpoint {
     pub target: String,
     /// Training rows.
     pub rows: usize,
-    /// The next generation.
-    pub generation: u64,
-    /// The islands.
-    pub islands: Vec<Island>,
-    /// The hall of fame.
-    pub hall: HallOfFame,
-    /// The counters.
-    pub counters: Counters,
-    /// The skeleton cache.
-    pub cache: Vec<Saved>,
+    /// Migrations so far.
+    pub epoch: u64,
+    /// Generations since the last migration.
+    pub steps: u64,
+    /// The islands, each with its hall of fame, cache and counters.
+    pub shards: Vec<ShardState>,
     /// Seconds searched so far.
     pub seconds: f64,
     /// Best loss against seconds.
     pub history: Vec<(f64, f64)>,
-    /// Programs from the outside proposer or seeds admitted to the islands so far.
+    /// Programs from the outside proposer or seeds given to the islands so far.
     pub injected: u64,
-    /// Hashes of the skeletons fitted so far, sorted.
-    pub seen: Vec<u64>,
 }
 
 /// When the loop stops.
 #[derive(Clone, Debug, Default)]
 pub struct Stop {
-    /// After this many evaluations (over the whole search, resumed runs included).
+    /// After this many evaluations (over the whole search, resumed runs included), each
+    /// island stopping at its share ([`share`]).
     pub max_evals: Option<u64>,
     /// No generation starts after this instant, and no fit of the last one.
     pub deadline: Option<Instant>,
@@ -110,7 +104,7 @@ impl Stop {
         }
     }
 
-    fn now(&self) -> bool {
+    pub(super) fn now(&self) -> bool {
         self.interrupt.load(Ordering::Relaxed) || self.deadline.is_some_and(|d| Instant::now() >= d)
     }
 }
@@ -128,7 +122,8 @@ pub fn rng_for(seed: u64, parts: &[u64]) -> SplitMix {
     r
 }
 
-/// A running search.
+/// A running search: all its islands in this process, or one of them (a worker of a search
+/// spread over processes, [`Engine::island`]).
 pub struct Engine {
     /// The settings.
     pub options: Options,
@@ -142,49 +137,35 @@ pub struct Engine {
     pub fit_rows: Rows,
     /// The test sets' rows, by name.
     pub test_rows: Vec<(String, Rows)>,
-    /// The islands.
-    pub islands: Vec<Island>,
-    /// The hall of fame.
+    /// The islands this engine runs, by number.
+    pub shards: Vec<Shard>,
+    /// The hall of fame of every island here.
     pub hall: HallOfFame,
-    /// The counters.
+    /// The counters of every island here (generations: the most any island has run).
     pub counters: Counters,
     /// Best loss against seconds.
     pub history: Vec<(f64, f64)>,
-    /// The next generation.
-    pub generation: u64,
+    /// Migrations so far.
+    pub epoch: u64,
+    /// Generations since the last migration.
+    pub steps: u64,
     /// Seconds of earlier runs (a resumed search).
     pub earlier_seconds: f64,
     /// When this run started.
     pub started: Instant,
-    seeds: Vec<Candidate>,
-    injected: u64,
-    cache: Cache,
-    /// Hashes of every skeleton fitted (the cache forgets; this counts distinct skeletons).
-    seen: HashSet<u64>,
+    pub(super) seeds: Vec<Candidate>,
+    pub(super) injected: u64,
     pub(super) workers: Workers<f64>,
-    pressure: Pressure,
+    pub(super) pressure: Pressure,
 }
 
-/// What is to be done with one candidate of a batch.
-enum Plan {
-    /// Fit job `j`.
-    Fit(usize),
-    /// The same skeleton as job `j` of this batch.
-    Same(usize),
-    /// Known from the cache.
-    Cached(Vec<f64>, Result<f64, String>),
-    /// Failed before fitting.
-    Failed(String),
-    /// A proposer's line that is no candidate.
-    Bad,
-}
-
-struct Job {
-    program: Program,
-    params: Vec<String>,
-    init: Vec<f64>,
-    seed: u64,
-    restarts: usize,
+/// What one island's epoch did ([`Engine::epoch`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EpochReport {
+    /// Generations it ran.
+    pub steps: u64,
+    /// False once the island has no more to do (its share of `max_evals`, or the stop).
+    pub live: bool,
 }
 
 impl Engine {
@@ -194,6 +175,36 @@ impl Engine {
         data: Data,
         threads: usize,
         seeds: Vec<Candidate>,
+    ) -> Result<Engine, String> {
+        let all = (0..options.islands.max(1)).collect();
+        Engine::with_islands(options, data, threads, seeds, all)
+    }
+
+    /// Island `index` of a search over `data` (of `options.islands`), alone: a worker of a
+    /// search whose islands run apart, driven by [`Engine::epoch`]. It keeps the seeds that
+    /// fall to it (seed `j` goes to island `j % islands`).
+    pub fn island(
+        options: Options,
+        data: Data,
+        threads: usize,
+        seeds: Vec<Candidate>,
+        index: usize,
+    ) -> Result<Engine, String> {
+        if index >= options.islands.max(1) {
+            return Err(format!(
+                "island {index} of a search of {} islands",
+                options.islands
+            ));
+        }
+        Engine::with_islands(options, data, threads, seeds, vec![index])
+    }
+
+    fn with_islands(
+        options: Options,
+        data: Data,
+        threads: usize,
+        seeds: Vec<Candidate>,
+        islands: Vec<usize>,
     ) -> Result<Engine, String> {
         let ops = options.op_set()?;
         let count_inputs = data.count_columns(options.max_count_value);
@@ -228,18 +239,21 @@ impl Engine {
             variance: fit_rows.variance(),
         };
         let workers = Workers::new(threads, || Ok(Session::new()))?;
+        let shards = islands
+            .into_iter()
+            .map(|i| Shard::new(i, options.cache_capacity))
+            .collect();
         Ok(Engine {
-            islands: vec![Island::default(); options.islands.max(1)],
+            shards,
             hall: HallOfFame::default(),
             counters: Counters::default(),
             history: Vec::new(),
-            generation: 0,
+            epoch: 0,
+            steps: 0,
             earlier_seconds: 0.0,
             started: Instant::now(),
             seeds,
             injected: 0,
-            cache: Cache::new(options.cache_capacity),
-            seen: HashSet::new(),
             workers,
             pressure,
             options,
@@ -265,28 +279,47 @@ impl Engine {
                 data.train.rows()
             ));
         }
+        let k = c.options.islands.max(1);
+        let numbers: Vec<usize> = c.shards.iter().map(|s| s.index).collect();
+        if numbers != (0..k).collect::<Vec<_>>() {
+            return Err(format!(
+                "the checkpoint holds islands {numbers:?} of a search of {k}: it is damaged"
+            ));
+        }
         let mut e = Engine::new(c.options, data, threads, Vec::new())?;
-        e.generation = c.generation;
-        e.islands = c.islands;
-        e.hall = c.hall;
-        e.counters = c.counters;
+        e.epoch = c.epoch;
+        e.steps = c.steps;
         e.history = c.history;
         e.earlier_seconds = c.seconds;
         e.injected = c.injected;
-        e.seen = c.seen.into_iter().collect();
-        e.cache.load(c.cache);
-        let members = e
-            .islands
-            .iter()
-            .flat_map(|i| i.members.iter().map(|m| &m.genome));
-        let hall = e.hall.members().filter_map(|m| m.genome.as_ref());
-        if let Some(bad) = members.chain(hall).find(|g| !e.grammar.admits(g)) {
-            return Err(format!(
-                "the checkpoint holds a program this search cannot have ({bad:?}): it is \
-                 damaged, or of other data or settings"
-            ));
-        }
+        e.load_states(c.shards)?;
         Ok(e)
+    }
+
+    /// Replaces the islands' states with `states` (each by its number: islands of this engine
+    /// only), checking that they hold only programs this search can have.
+    pub fn load_states(&mut self, states: Vec<ShardState>) -> Result<(), String> {
+        for s in states {
+            let Some(at) = self.shards.iter().position(|x| x.index == s.index) else {
+                return Err(format!("island {} is not one of this search's", s.index));
+            };
+            let members = s.island.members.iter().map(|m| &m.genome);
+            let hall = s.hall.members().filter_map(|m| m.genome.as_ref());
+            if let Some(bad) = members.chain(hall).find(|g| !self.grammar.admits(g)) {
+                return Err(format!(
+                    "the state of island {} holds a program this search cannot have \
+                     ({bad:?}): it is damaged, or of other data or settings",
+                    s.index
+                ));
+            }
+            if s.generation > 0 {
+                // The seeds went to the islands in their first generation.
+                self.seeds.clear();
+            }
+            self.shards[at] = Shard::from_state(s, self.options.cache_capacity);
+        }
+        self.gather();
+        Ok(())
     }
 
     /// The state to continue from.
@@ -296,19 +329,12 @@ impl Engine {
             inputs: self.data.inputs.clone(),
             target: self.data.target.clone(),
             rows: self.data.train.rows(),
-            generation: self.generation,
-            islands: self.islands.clone(),
-            hall: self.hall.clone(),
-            counters: self.counters.clone(),
-            cache: self.cache.save(),
+            epoch: self.epoch,
+            steps: self.steps,
+            shards: self.shards.iter().map(|s| s.state(true)).collect(),
             seconds: self.seconds(),
             history: self.history.clone(),
             injected: self.injected,
-            seen: {
-                let mut v: Vec<u64> = self.seen.iter().copied().collect();
-                v.sort_unstable();
-                v
-            },
         }
     }
 
@@ -317,437 +343,141 @@ impl Engine {
         self.earlier_seconds + self.started.elapsed().as_secs_f64()
     }
 
-    /// Runs generations until `stop`; `after` is called after each one.
+    /// Runs generations of every island until `stop`, the islands migrating every
+    /// `migration_interval` generations; `after` is called after each generation.
     pub fn run(&mut self, feed: &mut dyn Feed, stop: &Stop, after: &mut dyn FnMut(&Engine)) {
         loop {
-            if stop.now() || self.evals_left(stop) == Some(0) {
+            if stop.now() || self.shards.iter().all(|s| self.done(s, stop)) {
                 break;
             }
             if !self.generation_step(feed, stop) {
                 break;
             }
+            self.steps += 1;
+            if self.options.migration_interval > 0 && self.steps == self.options.migration_interval
+            {
+                let arrivals = self.arrivals();
+                self.migrated(arrivals);
+            }
             after(self);
         }
     }
 
-    fn evals_left(&self, stop: &Stop) -> Option<u64> {
-        stop.max_evals
-            .map(|m| m.saturating_sub(self.counters.evaluations))
-    }
-
-    /// The built-in proposer's candidates of this generation: a random first population, then
-    /// every island's children.
-    fn proposals(&mut self) -> Vec<Candidate> {
-        let mut out = Vec::new();
-        let g = self.generation;
-        let first = self.islands.iter().all(|i| i.members.is_empty());
-        for (i, island) in self.islands.iter().enumerate() {
-            let mut rng = rng_for(self.options.seed, &[1, i as u64, g]);
-            if first {
-                for _ in 0..self.options.population {
-                    let genome = self.grammar.random_admitted(&mut rng);
-                    let origin = Origin::Island(i as u16);
-                    out.push(Candidate::from_genome(genome, &self.names, origin, false));
-                }
-            } else {
-                out.extend(island.offspring(
-                    &mut rng,
-                    self.options.offspring,
-                    &self.grammar,
-                    &self.options.weights,
-                    &self.pressure,
-                    &self.names,
-                    i as u16,
-                ));
-            }
+    /// One epoch of an island run alone: takes in `arrivals`, then runs generations until the
+    /// next migration is due, its share of `stop.max_evals` is spent, or the stop.
+    pub fn epoch(&mut self, arrivals: Vec<Arrival>, stop: &Stop) -> EpochReport {
+        let cap = self.options.population;
+        if let Some(s) = self.shards.first_mut() {
+            s.admit(arrivals, cap);
         }
-        out
-    }
-
-    /// One generation; false when there is nothing more to do.
-    fn generation_step(&mut self, feed: &mut dyn Feed, stop: &Stop) -> bool {
-        let mut batch: Vec<Incoming> = if feed.alive() {
-            let far = Instant::now() + std::time::Duration::from_secs(86_400);
-            let wait = stop.proposer_only.then(|| stop.deadline.unwrap_or(far));
-            feed.take(wait)
-        } else {
-            Vec::new()
-        };
-        let from_feed = batch.len();
-        // The seeds (`--seed-programs`) come first, once, whoever else proposes.
-        batch.extend(
-            std::mem::take(&mut self.seeds)
-                .into_iter()
-                .map(Incoming::Program),
-        );
-        if !stop.proposer_only {
-            batch.extend(self.proposals().into_iter().map(Incoming::Program));
-        }
-        if batch.is_empty() {
-            // Nothing came, and nothing will from the built-in proposer: go on waiting only
-            // while an outside proposer may still send something.
-            return stop.proposer_only && feed.alive() && !stop.now();
-        }
-        if let Some(left) = self.evals_left(stop) {
-            let mut kept = 0u64;
-            let mut dropped = Vec::new();
-            batch.retain(|c| {
-                let Incoming::Program(p) = c else {
-                    return true;
+        self.steps = 0;
+        let interval = self.options.migration_interval;
+        let live = |e: &Engine| !stop.now() && e.shards.iter().any(|s| !e.done(s, stop));
+        while (interval == 0 || self.steps < interval) && live(self) {
+            if !self.generation_step(&mut NoFeed, stop) {
+                return EpochReport {
+                    steps: self.steps,
+                    live: false,
                 };
-                kept += 1;
-                if kept > left {
-                    dropped.push(p.clone());
-                }
-                kept <= left
-            });
-            for c in dropped.iter().filter(|c| c.origin == Origin::Proposer) {
-                feed.answer(
-                    &self.failure(c, "the search reached --max-evals before this candidate"),
-                );
             }
+            self.steps += 1;
         }
-        let (plans, jobs) = self.plan(&batch);
-        let fits = self.fit_jobs(&jobs, stop);
-        self.merge(batch, plans, &jobs, fits, feed);
-        if from_feed > 0 || (feed.every_generation() && feed.alive()) {
-            let front = self.hall.front();
-            feed.front(&front, self);
+        EpochReport {
+            steps: self.steps,
+            live: live(self),
         }
-        self.generation += 1;
-        self.counters.generations += 1;
-        if self.options.migration_interval > 0
-            && self.generation % self.options.migration_interval == 0
-        {
-            self.migrate();
+    }
+
+    /// Whether island `s` has spent its share of `stop.max_evals`.
+    pub(super) fn done(&self, s: &Shard, stop: &Stop) -> bool {
+        stop.max_evals
+            .is_some_and(|m| s.counters.evaluations >= share(m, self.options.islands, s.index))
+    }
+
+    /// The hall of fame and the counters of every island here, gathered again.
+    pub(super) fn gather(&mut self) {
+        let mut hall = HallOfFame::default();
+        let mut c = Counters::default();
+        for s in &self.shards {
+            for m in s.hall.members() {
+                hall.offer(m);
+            }
+            let t = &s.counters;
+            c.evaluations += t.evaluations;
+            c.fits += t.fits;
+            c.cache_hits += t.cache_hits;
+            c.decodes_reused += t.decodes_reused;
+            c.failed += t.failed;
+            c.distinct_skeletons += t.distinct_skeletons;
+            c.walks += t.walks;
+            c.row_nodes += t.row_nodes;
+            c.generations = c.generations.max(t.generations);
         }
-        let best = self.hall.best_loss();
-        if let Some(b) = best {
+        self.hall = hall;
+        self.counters = c;
+        if let Some(b) = self.hall.best_loss() {
             if self.history.last().is_none_or(|&(_, l)| b < l) {
                 self.history.push((self.seconds(), b));
             }
         }
-        true
     }
 
-    /// Decides, in candidate order, what each candidate needs.
-    fn plan(&mut self, batch: &[Incoming]) -> (Vec<Plan>, Vec<Job>) {
-        let mut jobs: Vec<Job> = Vec::new();
-        let mut pending: HashMap<&str, usize> = HashMap::new();
-        let mut plans = Vec::with_capacity(batch.len());
-        for (k, item) in batch.iter().enumerate() {
-            let Incoming::Program(c) = item else {
-                plans.push(Plan::Bad);
-                continue;
-            };
-            let seed = rng_for(self.options.seed, &[2, self.generation, k as u64]).next_u64();
-            let looped = match &c.genome {
-                Some(g) => g.roots().any(|r| r.has_iterate()),
-                None => convert::has_loop(&c.src),
-            };
-            let fit = &self.options.fit;
-            let restarts = if looped {
-                fit.loop_restarts
-            } else {
-                fit.restarts
-            };
-            let job = |program: Program| Job {
-                program,
-                params: c.params.clone(),
-                init: c.init.clone(),
-                seed,
-                restarts,
-            };
-            let plan = if let Some(e) = self.cache.get(&c.src) {
-                if c.perturbed {
-                    self.counters.decodes_reused += 1;
-                    jobs.push(job(e.program.clone()));
-                    Plan::Fit(jobs.len() - 1)
-                } else {
-                    Plan::Cached(e.values.clone(), e.loss.clone())
-                }
-            } else if let (Some(&j), false) = (pending.get(c.src.as_str()), c.perturbed) {
-                Plan::Same(j)
-            } else {
-                match Program::parse(&c.src) {
-                    Ok(p) => {
-                        jobs.push(job(p));
-                        pending.insert(&c.src, jobs.len() - 1);
-                        Plan::Fit(jobs.len() - 1)
-                    }
-                    Err(e) => Plan::Failed(format!("does not parse: {e}")),
-                }
-            };
-            plans.push(plan);
-        }
-        (plans, jobs)
-    }
-
-    /// Fits the jobs over the workers; `None` for a job the stop came before.
-    fn fit_jobs(&mut self, jobs: &[Job], stop: &Stop) -> Vec<Option<Fitted>> {
-        let rows = &self.fit_rows;
-        let fit = &self.options.fit;
-        self.workers.each(jobs.len(), &|j, s| {
-            if stop.now() {
-                return None;
-            }
-            let job = &jobs[j];
-            let settings = candidate::FitSettings {
-                restarts: job.restarts,
-                ..fit.clone()
-            };
-            // A bug of ndvm that panics fails this candidate, not the search.
-            let fitted = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                candidate::fit(
-                    s,
-                    &job.program,
-                    &job.params,
-                    &job.init,
-                    rows,
-                    &settings,
-                    job.seed,
-                )
-            }));
-            Some(fitted.unwrap_or_else(|_| {
-                Fitted {
-                    params: job.init.clone(),
-                    loss: Err(
-                        "internal error: the fit panicked (a bug of ndvm; please report \
-                           this program)"
-                            .into(),
-                    ),
-                    walks: 0,
-                    lanes: 0,
-                }
-            }))
-        })
-    }
-
-    /// Takes the results in, in candidate order.
-    fn merge(
-        &mut self,
-        batch: Vec<Incoming>,
-        plans: Vec<Plan>,
-        jobs: &[Job],
-        fits: Vec<Option<Fitted>>,
-        feed: &mut dyn Feed,
-    ) {
-        let crowds: Vec<Crowd> = self.islands.iter().map(Island::crowd).collect();
-        for (k, (item, plan)) in batch.into_iter().zip(plans).enumerate() {
-            let c = match item {
-                Incoming::Bad { id, src, error } => {
-                    feed.answer(&Answer {
-                        id,
-                        src,
-                        params: Vec::new(),
-                        train_loss: None,
-                        complexity: None,
-                        tests: Vec::new(),
-                        error: Some(error),
-                    });
-                    continue;
-                }
-                Incoming::Program(c) => c,
-            };
-            let proposed = c.origin == Origin::Proposer;
-            let Some((values, loss)) = self.resolve(&c, &plan, jobs, &fits) else {
-                if proposed {
-                    let why = "the search stopped before this candidate was fitted";
-                    feed.answer(&self.failure(&c, why));
-                }
-                continue;
-            };
-            match loss {
-                Ok(loss) => {
-                    let member = self.take_in(k, &c, values, loss, &crowds);
-                    if proposed {
-                        let a = self.answer(&c, &member);
-                        feed.answer(&a);
-                    }
-                }
-                Err(e) => {
-                    self.counters.failed += 1;
-                    if proposed {
-                        feed.answer(&self.failure(&c, &e));
-                    }
-                }
-            }
-        }
-    }
-
-    /// A candidate's fitted values and loss (or failure), counted; `None` when the stop came
-    /// before its fit.
-    fn resolve(
-        &mut self,
-        c: &Candidate,
-        plan: &Plan,
-        jobs: &[Job],
-        fits: &[Option<Fitted>],
-    ) -> Option<(Vec<f64>, Result<f64, String>)> {
-        let (values, loss) = match plan {
-            Plan::Fit(j) => {
-                let f = fits[*j].as_ref()?;
-                self.counters.fits += 1;
-                self.counters.walks += f.walks as u64;
-                self.counters.row_nodes += (f.lanes * c.complexity) as u64;
-                self.cache
-                    .record(&c.src, &jobs[*j].program, &f.params, &f.loss);
-                let mut h = std::collections::hash_map::DefaultHasher::new();
-                c.src.hash(&mut h);
-                self.counters.distinct_skeletons += u64::from(self.seen.insert(h.finish()));
-                (f.params.clone(), f.loss.clone())
-            }
-            Plan::Same(j) => {
-                let f = fits[*j].as_ref()?;
-                self.counters.cache_hits += 1;
-                (f.params.clone(), f.loss.clone())
-            }
-            Plan::Cached(v, l) => {
-                self.counters.cache_hits += 1;
-                (v.clone(), l.clone())
-            }
-            Plan::Failed(e) => (c.init.clone(), Err(e.clone())),
-            Plan::Bad => return None,
-        };
-        self.counters.evaluations += 1;
-        let loss = loss.and_then(|l| {
-            if l.is_finite() {
-                Ok(l)
-            } else {
-                Err("non-finite loss".to_string())
-            }
-        });
-        Some((values, loss))
-    }
-
-    /// A fitted candidate into the hall of fame, and onto an island when it is a genome (its
-    /// own island's, if it passes the acceptance; a proposer's or a seed's in turn).
-    fn take_in(
-        &mut self,
-        k: usize,
-        c: &Candidate,
-        values: Vec<f64>,
-        loss: f64,
-        crowds: &[Crowd],
-    ) -> Member {
-        let genome = self.fitted_genome(c, &values);
-        // A program given as text counts as its genome when it reads as one.
-        let complexity = genome.as_ref().map_or(c.complexity, Genome::size);
-        let member = Member {
-            src: c.src.clone(),
-            params: c.params.clone(),
-            values,
-            loss,
-            complexity,
-            genome: genome.clone(),
-            origin: c.origin,
-        };
-        self.hall.offer(&member);
-        let Some(g) = genome else {
-            return member;
-        };
-        let cap = self.options.population;
-        match c.origin {
-            Origin::Island(i) => {
-                let mut rng = rng_for(self.options.seed, &[4, self.generation, k as u64]);
-                let score = self.pressure.score(loss, complexity, &crowds[i as usize]);
-                if self.pressure.accept(score, c.parent_score, &mut rng) {
-                    self.islands[i as usize].admit(g, loss, &c.src, cap);
-                }
-            }
-            Origin::Proposer | Origin::Seed if self.grammar.admits(&g) => {
-                let i = (self.injected % self.islands.len() as u64) as usize;
-                self.injected += 1;
-                let src = emit::source(&g, &self.names);
-                self.islands[i].admit(g, loss, &src, cap);
-            }
-            _ => {}
-        }
-        member
-    }
-
-    /// The candidate's genome with its fitted values: its own, or the program read as one (of
-    /// any size: [`Grammar::admits`] says whether it may join an island).
-    fn fitted_genome(&self, c: &Candidate, values: &[f64]) -> Option<Genome> {
-        if let Some(g) = &c.genome {
-            let mut g = g.clone();
-            g.set_constants(values);
-            return Some(g);
-        }
-        let init: HashMap<String, f64> = c
-            .params
-            .iter()
-            .cloned()
-            .zip(values.iter().copied())
+    /// What each island receives at the migration due now (of an engine holding every
+    /// island): members of the hall of fame of all islands, and the next island's tournament
+    /// winners, by island.
+    pub fn arrivals(&self) -> Vec<Vec<Arrival>> {
+        let k = self.shards.len();
+        let hall: Vec<(&Genome, f64)> = self
+            .hall
+            .members()
+            .filter_map(|m| Some((m.genome.as_ref()?, m.loss)))
             .collect();
-        convert::to_genome(&c.src, &self.data.inputs, &self.grammar.count_inputs, &init)
-    }
-
-    fn failure(&self, c: &Candidate, error: &str) -> Answer {
-        Answer {
-            id: c.id.clone(),
-            src: Some(c.src.clone()),
-            params: Vec::new(),
-            train_loss: None,
-            complexity: Some(c.complexity),
-            tests: Vec::new(),
-            error: Some(error.to_string()),
-        }
-    }
-
-    /// The answer to a fitted candidate, scored on every test set.
-    fn answer(&mut self, c: &Candidate, m: &Member) -> Answer {
-        let tests = self.test_scores(m);
-        Answer {
-            id: c.id.clone(),
-            src: Some(c.src.clone()),
-            params: m
-                .params
-                .iter()
-                .cloned()
-                .zip(m.values.iter().copied())
-                .collect(),
-            train_loss: Some(m.loss),
-            complexity: Some(m.complexity),
-            tests,
-            error: None,
-        }
-    }
-
-    /// Every island receives migrants: members of the hall of fame, and the next island's
-    /// best.
-    fn migrate(&mut self) {
-        let k = self.islands.len();
-        let hall: Vec<&Member> = self.hall.members().filter(|m| m.genome.is_some()).collect();
-        let mut arrivals: Vec<Vec<(Genome, f64, String)>> = vec![Vec::new(); k];
-        for (i, arrive) in arrivals.iter_mut().enumerate() {
-            let mut rng = rng_for(self.options.seed, &[3, i as u64, self.generation]);
-            let from_hall = self.options.migrants.div_ceil(2);
+        let from_hall = self.options.migrants.div_ceil(2);
+        let mut out = Vec::with_capacity(k);
+        for i in 0..k {
+            let index = self.shards[i].index as u64;
+            let mut arrive = Vec::new();
+            let mut rng = rng_for(self.options.seed, &[3, index, self.epoch]);
             for _ in 0..from_hall {
                 if hall.is_empty() {
                     break;
                 }
-                let m = hall[below(&mut rng, hall.len())];
-                if let Some(g) = &m.genome {
-                    arrive.push((g.clone(), m.loss, emit::source(g, &self.names)));
-                }
+                let (g, loss) = hall[below(&mut rng, hall.len())];
+                let src = emit::source(g, &self.names);
+                arrive.push(Arrival {
+                    genome: g.clone(),
+                    loss,
+                    src,
+                });
             }
             if k > 1 {
-                let next = &self.islands[(i + 1) % k];
+                let mut rng = rng_for(self.options.seed, &[5, index, self.epoch]);
+                let next = &self.shards[(i + 1) % k].island;
                 let crowd = next.crowd();
                 for _ in from_hall..self.options.migrants {
                     if let Some((m, _)) = next.select(&mut rng, &self.pressure, &crowd) {
-                        arrive.push((m.genome.clone(), m.loss, m.src.clone()));
+                        arrive.push(Arrival {
+                            genome: m.genome.clone(),
+                            loss: m.loss,
+                            src: m.src.clone(),
+                        });
                     }
                 }
             }
+            out.push(arrive);
         }
+        out
+    }
+
+    /// Takes in a migration's arrivals (by island, as [`Engine::arrivals`] gives them) and
+    /// counts the migration.
+    pub fn migrated(&mut self, arrivals: Vec<Vec<Arrival>>) {
         let cap = self.options.population;
-        for (island, arrive) in self.islands.iter_mut().zip(arrivals) {
-            for (g, l, src) in arrive {
-                island.admit(g, l, &src, cap);
-            }
+        for (s, a) in self.shards.iter_mut().zip(arrivals) {
+            s.admit(a, cap);
         }
+        self.epoch += 1;
+        self.steps = 0;
     }
 }
 

@@ -22,13 +22,16 @@
 //! | `candidate.rs` | a candidate and its fit (Levenberg-Marquardt, restarts as lane groups) |
 //! | `convert.rs` | programs given as text read as genomes; complexity of any program |
 //! | `cache.rs` | the skeleton cache |
-//! | `engine.rs` | the generation loop, migration, checkpoints |
+//! | `engine.rs` | the search loop, migration, checkpoints |
+//! | `batch.rs` | one generation: every island's batch, planned, fitted and taken in |
+//! | `shard.rs` | one island's state: population, hall of fame, cache, counters |
 //! | `feed.rs` | the outside proposer as the loop sees it: its lines and their answers |
 //! | `finish.rs` | test scores, the final pruning and refit of the front |
 //! | `proposer.rs` | the outside proposer's process and its JSON-lines protocol |
 //! | `prune.rs` | a front member's top-level terms, one at a time left out |
 //! | `report.rs` | the summary and the front as JSON, table, CSV and SVG |
 
+mod batch;
 pub mod cache;
 pub mod candidate;
 pub mod convert;
@@ -47,4 +50,5 @@ pub mod population;
 pub mod proposer;
 pub mod prune;
 pub mod report;
+pub mod shard;
 pub mod simplify;
