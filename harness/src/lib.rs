@@ -14,6 +14,7 @@
 //! | `cosearch` | co-search replay of a candidate stream with the paper's protocol |
 //! | `rng` | a small seeded generator for reproducible draws |
 //! | `search` | `ndvm search`: programs and constants discovered from data |
+//! | `export` | `ndvm export`: a program as NumPy, JAX, PyTorch or sympy code, or LaTeX |
 #![forbid(unsafe_code)]
 
 pub mod bench;
@@ -24,6 +25,7 @@ pub mod cosearch;
 pub mod data;
 pub mod device;
 pub mod examples;
+pub mod export;
 pub mod handwritten;
 pub mod rng;
 pub mod search;

@@ -31,6 +31,8 @@ enum Command {
     Search(cli::search::SearchArgs),
     /// Replay a stream of candidate programs through calibration under a budget.
     Cosearch(cli::cosearch::CosearchArgs),
+    /// Write a program as NumPy, JAX, PyTorch or sympy code, or as LaTeX.
+    Export(cli::export::ExportArgs),
     /// The GPU adapters found, the one in use and why, its limits and measured dispatch costs.
     Devices(cli::devices::DevicesArgs),
 }
@@ -47,6 +49,7 @@ fn main() -> ExitCode {
         Command::Calibrate(args) => cli::calibrate::main(args),
         Command::Search(args) => cli::search::main(args),
         Command::Cosearch(args) => cli::cosearch::main(args),
+        Command::Export(args) => cli::export::main(args),
         Command::Devices(args) => cli::devices::main(args),
     }
 }

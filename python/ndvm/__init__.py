@@ -28,7 +28,8 @@ import numpy as np
 from . import errors
 from ._ndvm import Lanes, Program, Uniform, __version__, calibrate, cosearch, lanes, uniform
 from ._ndvm import _evaluate_population
-from .errors import BindingError, Error, EvaluationError, LimitError, ProgramSyntaxError
+from .errors import (BindingError, Error, EvaluationError, ExportError, LimitError,
+                     ProgramSyntaxError)
 from .search import search
 
 
@@ -63,7 +64,7 @@ def evaluate_population(
 
 def __getattr__(name: str) -> Any:
     # `ndvm.torch` and `ndvm.ray` are imported on first use: PyTorch and Ray stay optional.
-    if name in ("torch", "ray"):
+    if name in ("torch", "ray", "export"):
         return importlib.import_module("." + name, __name__)
     # The estimator needs scikit-learn, imported only when it is asked for.
     if name == "SymbolicRegressor":
@@ -89,5 +90,6 @@ __all__ = [
     "BindingError",
     "EvaluationError",
     "LimitError",
+    "ExportError",
     "__version__",
 ]

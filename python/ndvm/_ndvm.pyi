@@ -7,7 +7,7 @@ import numpy as np
 
 __version__: str
 
-__all__ = ["Program", "Uniform", "Lanes", "uniform", "lanes", "_evaluate_population", "calibrate", "cosearch", "_search", "_Island", "_Islands", "__version__"]
+__all__ = ["Program", "Uniform", "Lanes", "uniform", "lanes", "_evaluate_population", "calibrate", "cosearch", "_search", "_Island", "_Islands", "_export", "_latex", "__version__"]
 
 _Precision = Literal["f64", "f32"]
 _Device = Literal["cpu", "gpu", "auto"]
@@ -76,6 +76,16 @@ class Program:
     def protected_ops(self) -> bool: ...
     @property
     def max_steps(self) -> int: ...
+    def to_numpy(self) -> Any:
+        """The program as a NumPy function of its inputs (``ndvm.export.to_numpy``)."""
+    def to_jax(self) -> Any:
+        """The program as a JAX function (``ndvm.export.to_jax``)."""
+    def to_torch(self) -> Any:
+        """The program as a PyTorch function (``ndvm.export.to_torch``)."""
+    def to_sympy(self) -> Any:
+        """The program as a sympy expression (``ndvm.export.to_sympy``)."""
+    def to_latex(self) -> Any:
+        """The program as LaTeX math (``ndvm.export.to_latex``)."""
     def __getnewargs_ex__(self) -> Tuple[Tuple[str], Dict[str, Any]]:
         """The arguments that make this program again (for pickling)."""
     def __call__(self, bindings: Optional[Mapping[str, Any]] = None, /, **kwargs: Any) -> np.ndarray:
@@ -217,3 +227,11 @@ class _Islands:
         remaining: Optional[float] = None,
         interrupted: bool = False,
     ) -> Dict[str, Any]: ...
+
+def _export(
+    source: str, target: str, protected_ops: bool = False
+) -> Tuple[str, List[Tuple[str, str]]]:
+    """The Python code of the program for ``target``, and its inputs' names in the code."""
+
+def _latex(source: str) -> str:
+    """The program as LaTeX math."""

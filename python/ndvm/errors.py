@@ -43,4 +43,14 @@ class LimitError(EvaluationError):
     or ``max_memory_mb``."""
 
 
-__all__ = ["Error", "ProgramSyntaxError", "BindingError", "EvaluationError", "LimitError"]
+class ExportError(Error, ValueError):
+    """A program has a form the export target cannot express (recursion, lists, symbols, an
+    ``if`` without an else branch, a loop on symbols for sympy). ``form`` is its text,
+    ``line`` and ``column`` where it is."""
+
+    kind = "Export"
+    form: Optional[str] = None
+
+
+__all__ = ["Error", "ProgramSyntaxError", "BindingError", "EvaluationError", "LimitError",
+           "ExportError"]

@@ -163,6 +163,13 @@ def search(
     if budget is None and max_evals is None:
         budget = 60.0
     ray = _ray()
+    cpus = ray.cluster_resources().get("CPU", 0)
+    if cpus < islands * cpus_per_island:
+        raise ValueError(
+            f"the Ray cluster has {cpus:g} CPUs, and {islands} islands of {cpus_per_island} "
+            f"CPUs each need {islands * cpus_per_island} at once: fewer islands, fewer "
+            "cpus_per_island, or a larger cluster (ray.init(num_cpus=...) sets a local one's)"
+        )
     return _Driver(ray, driver, table, assignments, seeds, cpus_per_island, max_failures).run(
         budget, max_evals, progress
     )
@@ -260,7 +267,12 @@ class _Driver:
                     p = self.islands.progress()
                     p["budget"] = budget
                     p["islands"] = self._islands()
-                    progress(p)
+                    try:
+                        progress(p)
+                    except Exception as e:  # noqa: BLE001 - a failing callback does not stop it
+                        warnings.warn(f"the progress callback failed (the search went on): "
+                                      f"{type(e).__name__}: {e}", RuntimeWarning, stacklevel=2)
+                        progress = None
                 if not any(r["live"] for r in reports):
                     break
         except KeyboardInterrupt:

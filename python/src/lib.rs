@@ -13,12 +13,14 @@
 //! | `calibrate.rs` | `ndvm.calibrate`, as `ndvm calibrate` |
 //! | `cosearch.rs` | `ndvm.cosearch`, as `ndvm cosearch` |
 //! | `search.rs` | `ndvm.search` and `ndvm.SymbolicRegressor`'s engine, as `ndvm search` |
+//! | `export.rs` | `ndvm.export`'s translation, as `ndvm export` |
 //! | `islands.rs` | a search's islands run apart, and their driver (`ndvm.ray.search`) |
 
 mod calibrate;
 mod convert;
 mod cosearch;
 mod errors;
+mod export;
 mod islands;
 mod population;
 mod program;
@@ -50,6 +52,8 @@ fn _ndvm(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(calibrate::calibrate, m)?)?;
     m.add_function(wrap_pyfunction!(cosearch::cosearch, m)?)?;
     m.add_function(wrap_pyfunction!(search::_search, m)?)?;
+    m.add_function(wrap_pyfunction!(export::_export, m)?)?;
+    m.add_function(wrap_pyfunction!(export::_latex, m)?)?;
     m.add_class::<islands::Island>()?;
     m.add_class::<islands::Islands>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -225,6 +225,12 @@ fn grad_spec(wrt: Option<&Bound<'_, PyAny>>) -> PyResult<GradSpec> {
     )?))
 }
 
+/// `ndvm.export.<name>(program)`.
+fn export<'py>(program: &Bound<'py, Program>, name: &str) -> PyResult<Bound<'py, PyAny>> {
+    let py = program.py();
+    py.import("ndvm.export")?.getattr(name)?.call1((program,))
+}
+
 #[pymethods]
 impl Program {
     #[new]
@@ -311,6 +317,31 @@ impl Program {
     #[getter]
     fn max_steps(&self) -> u64 {
         self.limits.max_steps
+    }
+
+    /// The program as a NumPy function of its inputs (`ndvm.export.to_numpy`).
+    fn to_numpy<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        export(slf, "to_numpy")
+    }
+
+    /// The program as a JAX function (`ndvm.export.to_jax`).
+    fn to_jax<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        export(slf, "to_jax")
+    }
+
+    /// The program as a PyTorch function (`ndvm.export.to_torch`).
+    fn to_torch<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        export(slf, "to_torch")
+    }
+
+    /// The program as a sympy expression (`ndvm.export.to_sympy`).
+    fn to_sympy<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        export(slf, "to_sympy")
+    }
+
+    /// The program as LaTeX math (`ndvm.export.to_latex`).
+    fn to_latex<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        export(slf, "to_latex")
     }
 
     /// The arguments that make this program again (pickling: a program sent to another

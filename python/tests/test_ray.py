@@ -112,7 +112,7 @@ def test_evaluate_population_over_tasks_gives_the_same_results(cluster):
         assert (h.value is None and t.value is None) or np.array_equal(h.value, t.value)
 
 
-def test_bad_arguments_are_errors_before_anything_runs():
+def test_bad_arguments_are_errors_before_anything_runs(cluster):
     X, y = rows()
     with pytest.raises(ValueError, match="proposer"):
         nray.search(X, y, proposer=lambda r, f: [], max_evals=10)
@@ -124,5 +124,7 @@ def test_bad_arguments_are_errors_before_anything_runs():
         nray.search(bad, y, names=["x", "v"], max_evals=10)
     with pytest.raises(ValueError, match="seed_programs"):
         nray.search(X, y, seed_programs=[{"src": "(+ a"}], max_evals=10)
+    with pytest.raises(ValueError, match="CPUs"):
+        nray.search(X, y, islands=64, max_evals=10)
     with pytest.raises(ValueError, match="bindings"):
         nray.evaluate_population(["x"], [{"x": 1.0}, {"x": 2.0}])

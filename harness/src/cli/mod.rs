@@ -4,6 +4,7 @@ pub mod bench_cmd;
 pub mod calibrate;
 pub mod cosearch;
 pub mod devices;
+pub mod export;
 pub mod fuzz;
 pub mod inputs;
 pub mod output;
