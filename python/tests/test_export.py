@@ -203,3 +203,42 @@ def test_ndvm_export_prints_runnable_code_or_a_clear_error(tmp_path):
                          capture_output=True, text=True, timeout=60)
     assert tex.returncode == 0 and "e^{x}" in tex.stdout, tex.stderr
     assert os.path.exists(binary)
+
+
+def test_the_fuzz_corpus_exports_with_the_runtime_s_values_and_gradients():
+    import json
+
+    torch = require_torch()
+    corpus = [json.loads(x) for x in open(REPO / "data" / "fuzz" / "seed1234_corpus.jsonl")]
+    checked = refused = 0
+    for case in corpus:
+        prog = ndvm.Program(case["src"])
+        params = dict(case["params"])
+        try:
+            fn, ft = prog.to_numpy(), prog.to_torch()
+        except ndvm.ExportError as e:
+            assert e.line is not None, case["src"]
+            refused += 1
+            continue
+        wrt = [k for k in prog.inputs if k in params]
+        value, grads = prog.value_and_grad(params, wrt=wrt)
+        assert close(float(fn(**params)), float(value), TOL), case["id"]
+        leaves = {k: torch.tensor(v, dtype=torch.float64, requires_grad=True)
+                  for k, v in params.items() if k in prog.inputs}
+        out = ft(**leaves)
+        assert close(float(out.detach()), float(value), TOL), case["id"]
+        if wrt:
+            gs = torch.autograd.grad(out, [leaves[k] for k in wrt], allow_unused=True)
+            for k, g in zip(wrt, gs):
+                got = 0.0 if g is None else float(g)
+                assert close(got, float(grads[k]), 1e-8), (case["id"], k, got, grads[k])
+        checked += 1
+    assert checked >= 180, (checked, refused)
+
+
+def test_a_missing_package_is_named(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "jax", None)
+    with pytest.raises(ImportError, match="needs jax"):
+        ndvm.Program("(+ a 1)").to_jax()
