@@ -44,9 +44,9 @@ class LimitError(EvaluationError):
 
 
 class ExportError(Error, ValueError):
-    """A program has a form the export target cannot express (recursion, lists, symbols, an
-    ``if`` without an else branch, a loop on symbols for sympy). ``form`` is its text,
-    ``line`` and ``column`` where it is."""
+    """A program has a form the export target cannot express (recursion, symbols, lists in
+    sympy, an ``if`` without an else branch, a loop on symbols for sympy). ``form`` is its
+    text, ``line`` and ``column`` where it is."""
 
     kind = "Export"
     form: Optional[str] = None

@@ -203,6 +203,29 @@ class SymbolicRegressor(RegressorMixin, BaseEstimator):
 
         return sympy.latex(self.sympy(index))
 
+    def _member(self, index: Optional[int]) -> Dict[str, Any]:
+        check_is_fitted(self, "best_")
+        return self.best_ if index is None else self.result_["front"][index]
+
+    def numpy(self, index: Optional[int] = None) -> Any:
+        """A front member (the best by default) as a NumPy function of the inputs, its fitted
+        constants bound (``ndvm.export.to_numpy``)."""
+        from .export import to_numpy
+
+        return to_numpy(self._member(index))
+
+    def jax(self, index: Optional[int] = None) -> Any:
+        """A front member as a JAX function of the inputs (``ndvm.export.to_jax``)."""
+        from .export import to_jax
+
+        return to_jax(self._member(index))
+
+    def pytorch(self, index: Optional[int] = None) -> Any:
+        """A front member as a PyTorch function of the inputs (``ndvm.export.to_torch``)."""
+        from .export import to_torch
+
+        return to_torch(self._member(index))
+
     def __sklearn_tags__(self):  # type: ignore[no-untyped-def]
         tags = super().__sklearn_tags__()
         tags.non_deterministic = False

@@ -167,7 +167,7 @@ def test_a_front_member_exports_with_its_constants():
 def test_what_cannot_be_exported_is_an_error_naming_the_form():
     cases = {
         "(define (f n)\n  (if (= n 0) 1 (* n (f (- n 1)))))\n(f x)": "recursion",
-        "(car (list x 2))": "car",
+        "(eq? x 'a)": "eq",
         "(if (> x 0) x)": "else",
     }
     for src, word in cases.items():
@@ -242,3 +242,35 @@ def test_a_missing_package_is_named(monkeypatch):
     monkeypatch.setitem(sys.modules, "jax", None)
     with pytest.raises(ImportError, match="needs jax"):
         ndvm.Program("(+ a 1)").to_jax()
+
+
+def test_the_estimator_exports_its_members():
+    need("sklearn")
+    i = np.arange(80)
+    X = np.column_stack([np.linspace(-2, 2, 80), 0.1 + (i % 7) / 3.0])
+    y = 2.5 * X[:, 0] * np.sin(X[:, 1]) + 0.5
+    model = ndvm.SymbolicRegressor(max_evals=800, islands=2, population=30).fit(X, y)
+    f = model.numpy()
+    got = np.broadcast_to(f(**{n: X[:, j] for j, n in enumerate(["x0", "x1"]) if n in f.inputs}),
+                          y.shape)
+    assert np.allclose(got, model.predict(X), rtol=1e-12, atol=1e-12)
+    torch = require_torch()
+    ft = model.pytorch()
+    out = ft(**{n: torch.tensor(X[:, j]) for j, n in enumerate(["x0", "x1"]) if n in ft.inputs})
+    assert np.allclose(np.broadcast_to(out.numpy(), y.shape), model.predict(X), rtol=1e-12)
+
+
+def test_lists_are_tuples_where_the_target_holds_them():
+    torch = require_torch()
+    prog = ndvm.Program("(let ((p (cons (* a x) (list (+ a 1) 2.0)))) "
+                        "(list (car p) (car (cdr p)) (null? (cdr (cdr (cdr p))))))")
+    assert str(prog(a=2.0, x=3.0)) == "(6 3 #t)"  # the runtime prints a list's value
+    got = prog.to_numpy()(a=2.0, x=3.0)
+    assert isinstance(got, tuple) and len(got) == 3
+    assert [float(g) for g in got[:2]] == [6.0, 3.0] and bool(got[2])
+    a = torch.tensor(2.0, dtype=torch.float64, requires_grad=True)
+    first = prog.to_torch()(a=a, x=torch.tensor(3.0, dtype=torch.float64))[0]
+    (g,) = torch.autograd.grad(first, [a])
+    assert float(g) == 3.0
+    with pytest.raises(ndvm.ExportError, match="sympy"):
+        prog.to_sympy()

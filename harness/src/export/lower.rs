@@ -79,6 +79,12 @@ const PRIMS: &[(&str, usize, usize)] = &[
     ("logdet", 1, 1),
     ("inv", 1, 1),
     ("solve", 2, 2),
+    ("list", 0, usize::MAX),
+    ("cons", 2, 2),
+    ("car", 1, 1),
+    ("cdr", 1, 1),
+    ("null?", 1, 1),
+    ("pair?", 1, 1),
 ];
 
 /// What a name means where it is read.
@@ -335,11 +341,15 @@ impl Lower<'_> {
             DatumKind::Quote(q) => match self.forms.get(q).kind {
                 DatumKind::Number(x) => Ok(Ex::Num(x)),
                 DatumKind::Bool(b) => Ok(Ex::Bool(b)),
+                DatumKind::List { .. } => self.quoted_list(q),
                 DatumKind::Bracket { .. } => {
                     let items = self.forms.items(q).to_vec();
                     self.call_prim(q, "vec", items)
                 }
-                _ => Err(self.error(at, "quoted data other than numbers cannot be exported")),
+                _ => Err(self.error(
+                    at,
+                    "quoted data other than numbers and lists of them cannot be exported",
+                )),
             },
             DatumKind::Bracket { .. } => {
                 let items = self.forms.items(at).to_vec();
@@ -391,9 +401,11 @@ impl Lower<'_> {
                     [q] => match self.forms.get(*q).kind {
                         DatumKind::Number(x) => Ok(Ex::Num(x)),
                         DatumKind::Bool(b) => Ok(Ex::Bool(b)),
-                        _ => {
-                            Err(self.error(at, "quoted data other than numbers cannot be exported"))
-                        }
+                        DatumKind::List { .. } => self.quoted_list(*q),
+                        _ => Err(self.error(
+                            at,
+                            "quoted data other than numbers and lists of them cannot be exported",
+                        )),
                     },
                     _ => Err(self.error(at, "bad `quote` form")),
                 },
@@ -493,6 +505,24 @@ impl Lower<'_> {
                 Ok(Ex::Call(Box::new(f), xs))
             }
         }
+    }
+
+    /// A quoted list of numbers and booleans (`'()`, `'(1 2)`).
+    fn quoted_list(&mut self, at: DatumId) -> Result<Ex, ExportError> {
+        let mut xs = Vec::new();
+        for &d in self.forms.items(at) {
+            xs.push(match self.forms.get(d).kind {
+                DatumKind::Number(x) => Ex::Num(x),
+                DatumKind::Bool(b) => Ex::Bool(b),
+                _ => {
+                    return Err(self.error(
+                        d,
+                        "quoted data other than numbers and lists of them cannot be exported",
+                    ))
+                }
+            });
+        }
+        Ok(Ex::Prim("list", xs))
     }
 
     fn call_prim(

@@ -2,9 +2,9 @@
 //! language as code of another system, to run at full speed in the user's own code once a
 //! search has settled it. One translation ([`lower`]) reads the program as an expression tree
 //! with its names resolved; [`python`] writes it as a Python function for NumPy, JAX, PyTorch or
-//! sympy, and [`latex`] as math. What a target cannot express (recursion, lists, symbols, an
-//! `if` without an else) is an [`ExportError`] naming the form and its line, never a wrong
-//! function.
+//! sympy, and [`latex`] as math. What a target cannot express (recursion, symbols, lists in
+//! sympy, an `if` without an else) is an [`ExportError`] naming the form and its line, never a
+//! wrong function.
 
 pub mod latex;
 pub mod lower;
@@ -70,7 +70,7 @@ pub fn to_python(
 ) -> Result<PythonExport, ExportError> {
     let tree = lower::lower(source)?;
     Ok(PythonExport {
-        code: python::code(&tree, target, protected),
+        code: python::code(&tree, target, protected)?,
         inputs: tree.inputs,
     })
 }
@@ -89,9 +89,11 @@ mod tests {
         .expect("exports");
         assert!(out.code.contains("def program(**inputs):"), "{}", out.code);
         assert_eq!(out.inputs, vec![("x-y".to_string(), "x_y".to_string())]);
-        let e = to_python("(+ 1\n   (car (list x 2)))", Target::Numpy, false).unwrap_err();
+        let e = to_python("(+ 1\n   (eq? x 'a))", Target::Numpy, false).unwrap_err();
         assert_eq!((e.line, e.column), (Some(2), Some(4)), "{e}");
-        assert!(e.message.contains("`car`"), "{e}");
+        assert!(e.message.contains("`eq?`"), "{e}");
+        assert!(to_python("(car (list x 2))", Target::Numpy, false).is_ok());
+        assert!(to_python("(car (list x 2))", Target::Sympy, false).is_err());
         let e = to_python(
             "(define (f n) (if (= n 0) 1 (f (- n 1))))\n(f x)",
             Target::Jax,

@@ -6,7 +6,7 @@
 //! (JAX).
 
 use super::lower::{Ex, Lowered};
-use super::Target;
+use super::{ExportError, Target};
 
 /// Iterations a loop may run in NumPy, PyTorch or sympy before the function raises.
 pub const MAX_ITERATIONS: u64 = 10_000_000;
@@ -20,7 +20,23 @@ def _not(a): return np.logical_not(a)
 def _any(m): return bool(np.any(m))
 def _all(m): return bool(np.all(m))
 _go = _any
-def _pick(m, a, b): return b if a is None else a if b is None else np.where(m, a, b)
+def _pick(m, a, b):
+    if a is None or b is None:
+        return b if a is None else a
+    if isinstance(a, tuple) or isinstance(b, tuple):
+        if not (isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b)):
+            raise TypeError("lanes take branches of different kinds of value")
+        return tuple(_pick(m, x, y) for x, y in zip(a, b))
+    return np.where(m, a, b)
+def _list(*xs): return tuple(xs)
+def _cons(a, d):
+    if not isinstance(d, tuple):
+        raise TypeError("cons onto a value that is not a list (an improper pair) has no export")
+    return (a,) + d
+def _car(p): return p[0]
+def _cdr(p): return p[1:]
+def _null(x): return isinstance(x, tuple) and len(x) == 0
+def _pair(x): return isinstance(x, tuple) and len(x) > 0
 def _eq(a, b): return np.equal(a, b)
 def _lt(a, b): return np.less(a, b)
 def _gt(a, b): return np.greater(a, b)
@@ -69,7 +85,16 @@ def _and(a, b): return jnp.logical_and(a, b)
 def _or(a, b): return jnp.logical_or(a, b)
 def _not(a): return jnp.logical_not(a)
 def _any(m): return jnp.any(m)
-_pick = _where
+def _pick(m, a, b): return jax.tree_util.tree_map(lambda x, y: jnp.where(m, x, y), a, b)
+def _list(*xs): return tuple(xs)
+def _cons(a, d):
+    if not isinstance(d, tuple):
+        raise TypeError("cons onto a value that is not a list (an improper pair) has no export")
+    return (a,) + d
+def _car(p): return p[0]
+def _cdr(p): return p[1:]
+def _null(x): return isinstance(x, tuple) and len(x) == 0
+def _pair(x): return isinstance(x, tuple) and len(x) > 0
 def _float(x): return jnp.asarray(x, dtype=jnp.result_type(float))
 def _eq(a, b): return jnp.equal(a, b)
 def _lt(a, b): return jnp.less(a, b)
@@ -122,7 +147,23 @@ def _not(a): return torch.logical_not(_t(a))
 def _any(m): return bool(torch.any(_t(m)))
 def _all(m): return bool(torch.all(_t(m)))
 _go = _any
-def _pick(m, a, b): return b if a is None else a if b is None else _where(m, a, b)
+def _pick(m, a, b):
+    if a is None or b is None:
+        return b if a is None else a
+    if isinstance(a, tuple) or isinstance(b, tuple):
+        if not (isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b)):
+            raise TypeError("lanes take branches of different kinds of value")
+        return tuple(_pick(m, x, y) for x, y in zip(a, b))
+    return _where(m, a, b)
+def _list(*xs): return tuple(xs)
+def _cons(a, d):
+    if not isinstance(d, tuple):
+        raise TypeError("cons onto a value that is not a list (an improper pair) has no export")
+    return (a,) + d
+def _car(p): return p[0]
+def _cdr(p): return p[1:]
+def _null(x): return isinstance(x, tuple) and len(x) == 0
+def _pair(x): return isinstance(x, tuple) and len(x) > 0
 def _eq(a, b): return torch.eq(_t(a), _t(b))
 def _lt(a, b): return torch.lt(_t(a), _t(b))
 def _gt(a, b): return torch.gt(_t(a), _t(b))
@@ -247,8 +288,36 @@ struct Emit {
     temps: usize,
 }
 
-/// The Python code of `program`: the prelude, then `def program(...)`.
-pub fn code(program: &Lowered, target: Target, protected: bool) -> String {
+/// Whether `e` builds or takes apart a list.
+fn has_list(e: &Ex) -> bool {
+    match e {
+        Ex::Prim(p, xs) => {
+            matches!(*p, "list" | "cons" | "car" | "cdr" | "null?" | "pair?")
+                || xs.iter().any(has_list)
+        }
+        Ex::If(c, t, f) => has_list(c) || has_list(t) || has_list(f),
+        Ex::Let(bs, b) => bs.iter().any(|(_, v)| has_list(v)) || has_list(b),
+        Ex::Def(_, _, b, r) => has_list(b) || has_list(r),
+        Ex::Call(f, xs) => has_list(f) || xs.iter().any(has_list),
+        Ex::Loop(vs, b) => vs.iter().any(|(_, v)| has_list(v)) || has_list(b),
+        Ex::Recur(xs) => xs.iter().any(has_list),
+        Ex::Num(_) | Ex::Bool(_) | Ex::Var(_) => false,
+    }
+}
+
+/// The Python code of `program`: the prelude, then `def program(...)`. Lists have no sympy
+/// counterpart.
+pub fn code(program: &Lowered, target: Target, protected: bool) -> Result<String, ExportError> {
+    if target == Target::Sympy && has_list(&program.body) {
+        return Err(ExportError {
+            form: String::new(),
+            line: None,
+            column: None,
+            message: "lists have no sympy counterpart (export to NumPy, JAX or PyTorch, where \
+                      a list is a tuple)"
+                .into(),
+        });
+    }
     let mut e = Emit {
         lines: Vec::new(),
         indent: 1,
@@ -279,7 +348,7 @@ pub fn code(program: &Lowered, target: Target, protected: bool) -> String {
         out.push_str(&l);
         out.push('\n');
     }
-    out
+    Ok(out)
 }
 
 fn number(x: f64) -> String {
@@ -322,7 +391,7 @@ impl Emit {
                 let c = self.ex(c);
                 let t = self.ex(t);
                 let f = self.ex(f);
-                format!("_where({c}, {t}, {f})")
+                format!("_pick({c}, {t}, {f})")
             }
             Ex::If(c, t, f) => {
                 // Each branch runs only where some lane takes it.
@@ -410,6 +479,8 @@ impl Emit {
             "log" | "sqrt" if self.protected => format!("_p{p}({})", a[0]),
             "normalize" if self.protected => format!("_pnormalize({})", a[0]),
             "scale" => format!("({} * {})", a[0], a[1]),
+            "null?" => format!("_null({})", a[0]),
+            "pair?" => format!("_pair({})", a[0]),
             _ => format!("_{p}({})", a.join(", ")),
         }
     }
