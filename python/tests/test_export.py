@@ -274,3 +274,30 @@ def test_lists_are_tuples_where_the_target_holds_them():
     assert float(g) == 3.0
     with pytest.raises(ndvm.ExportError, match="sympy"):
         prog.to_sympy()
+
+
+def test_jax_exports_give_the_runtime_s_values_and_gradients_on_the_suite():
+    jax = need("jax")
+    jax.config.update("jax_enable_x64", True)
+    checked = 0
+    for p, prog, _, err in exportable():
+        if err is not None:
+            continue
+        f = prog.to_jax()
+        b = bindings_of(p)
+        want_value, want_grads = runtime(prog, p)
+        wrt = list(want_grads)
+        rest = {k: v for k, v in b.items() if k not in wrt}
+
+        def value(*xs, f=f, wrt=wrt, rest=rest):
+            return f(**dict(zip(wrt, xs)), **rest)
+
+        xs = [b[k] for k in wrt]
+        assert close(float(value(*xs)), want_value, TOL), p["name"]
+        if wrt:
+            gs = jax.jit(jax.grad(value, argnums=tuple(range(len(wrt)))))(*xs)
+            for k, g in zip(wrt, gs):
+                assert np.allclose(np.asarray(g), want_grads[k], rtol=1e-7, atol=1e-9,
+                                   equal_nan=True), (p["name"], k)
+        checked += 1
+    assert checked >= 31
