@@ -301,3 +301,14 @@ def test_jax_exports_give_the_runtime_s_values_and_gradients_on_the_suite():
                                    equal_nan=True), (p["name"], k)
         checked += 1
     assert checked >= 31
+
+
+def test_only_false_is_false_as_in_the_runtime():
+    prog = ndvm.Program("(if x 1.0 2.0)")
+    for target in ("to_numpy", "to_torch"):
+        assert float(getattr(prog, target)()(x=0.0)) == float(prog(x=0.0)) == 1.0
+    both = ndvm.Program("(if (and (> x 0) (< x 1)) 1.0 2.0)")
+    xs = np.array([-0.5, 0.5, 1.5])
+    assert np.array_equal(both.to_numpy()(x=xs), both(x=ndvm.lanes(xs)))
+    with pytest.raises(ndvm.ExportError, match="not a test"):
+        ndvm.Program("(or a b)").to_numpy()

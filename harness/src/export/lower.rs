@@ -434,6 +434,15 @@ impl Lower<'_> {
                     if xs.is_empty() {
                         return Ok(Ex::Bool(h == "and"));
                     }
+                    if let Some(i) = xs.iter().position(|x| !is_test(x)) {
+                        // On values other than tests, `and` and `or` return one of the values.
+                        return Err(self.error(
+                            args[i],
+                            format!("`{h}` of a value that is not a test (a comparison, `not`, \
+                                     `and`, `or`, `#t`, `#f`) cannot be exported: ndvm returns \
+                                     the value itself"),
+                        ));
+                    }
                     Ok(Ex::Prim(if h == "and" { "and" } else { "or" }, xs))
                 }
                 "begin" => {
@@ -688,6 +697,18 @@ impl Lower<'_> {
         let out = out?;
         check_tail(&out, vars.len(), false).map_err(|m| self.error(at, m))?;
         Ok(Ex::Loop(vars, Box::new(out)))
+    }
+}
+
+/// Whether `e` is a test: a boolean wherever it is evaluated.
+pub fn is_test(e: &Ex) -> bool {
+    match e {
+        Ex::Bool(_) => true,
+        Ex::Prim(p, _) => matches!(
+            *p,
+            "=" | "<" | ">" | "<=" | ">=" | "not" | "and" | "or" | "null?" | "pair?"
+        ),
+        _ => false,
     }
 }
 

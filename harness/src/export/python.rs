@@ -5,7 +5,7 @@
 //! PyTorch, sympy), `lax.fori_loop` when its trip count is a constant, else `lax.while_loop`
 //! (JAX).
 
-use super::lower::{Ex, Lowered};
+use super::lower::{is_test, Ex, Lowered};
 use super::{ExportError, Target};
 
 /// Iterations a loop may run in NumPy, PyTorch or sympy before the function raises.
@@ -19,6 +19,9 @@ def _or(a, b): return np.logical_or(a, b)
 def _not(a): return np.logical_not(a)
 def _any(m): return bool(np.any(m))
 def _all(m): return bool(np.all(m))
+def _test(c):
+    # Only #f is false: a number (or an array of them) is true.
+    return c if isinstance(c, (bool, np.bool_)) or getattr(c, "dtype", None) == bool else True
 _go = _any
 def _pick(m, a, b):
     if a is None or b is None:
@@ -86,6 +89,9 @@ def _or(a, b): return jnp.logical_or(a, b)
 def _not(a): return jnp.logical_not(a)
 def _any(m): return jnp.any(m)
 def _pick(m, a, b): return jax.tree_util.tree_map(lambda x, y: jnp.where(m, x, y), a, b)
+def _test(c):
+    # Only #f is false: a number (or an array of them) is true.
+    return c if isinstance(c, bool) or getattr(c, "dtype", None) == bool else True
 def _list(*xs): return tuple(xs)
 def _cons(a, d):
     if not isinstance(d, tuple):
@@ -146,6 +152,9 @@ def _or(a, b): return torch.logical_or(_t(a), _t(b))
 def _not(a): return torch.logical_not(_t(a))
 def _any(m): return bool(torch.any(_t(m)))
 def _all(m): return bool(torch.all(_t(m)))
+def _test(c):
+    # Only #f is false: a number (or a tensor of them) is true.
+    return c if isinstance(c, bool) or getattr(c, "dtype", None) == torch.bool else True
 _go = _any
 def _pick(m, a, b):
     if a is None or b is None:
@@ -225,6 +234,9 @@ def _not(a): return sympy.Not(a)
 def _any(m): return m is not False and m is not sympy.false
 def _all(m): return m is True or m is sympy.true
 def _go(m): return bool(m)
+def _test(c):
+    # Only #f is false: a number is true.
+    return c if isinstance(c, (bool, sympy.logic.boolalg.Boolean)) else True
 def _pick(m, a, b): return b if a is None else a if b is None else _where(m, a, b)
 def _eq(a, b): return sympy.Eq(a, b)
 def _lt(a, b): return sympy.Lt(a, b)
@@ -388,14 +400,14 @@ impl Emit {
                 self.prim(p, args)
             }
             Ex::If(c, t, f) if self.target == Target::Jax => {
-                let c = self.ex(c);
+                let c = self.test(c);
                 let t = self.ex(t);
                 let f = self.ex(f);
                 format!("_pick({c}, {t}, {f})")
             }
             Ex::If(c, t, f) => {
                 // Each branch runs only where some lane takes it.
-                let cv = self.ex(c);
+                let cv = self.test(c);
                 let (name, yes, no) = (self.temp("c"), self.temp("t"), self.temp("f"));
                 self.line(format!("{name} = {cv}"));
                 self.line(format!("{yes} = {no} = None"));
@@ -433,6 +445,16 @@ impl Emit {
             }
             Ex::Loop(vars, body) => self.loop_(vars, body),
             Ex::Recur(_) => "None".into(),
+        }
+    }
+
+    /// A condition: a test as it is, any other value through `_test` (only `#f` is false).
+    fn test(&mut self, c: &Ex) -> String {
+        let v = self.ex(c);
+        if is_test(c) {
+            v
+        } else {
+            format!("_test({v})")
         }
     }
 
@@ -523,7 +545,7 @@ impl Emit {
                 self.tree(rest, mask, leaves);
             }
             Ex::If(c, t, f) if has_recur(t) || has_recur(f) => {
-                let cv = self.ex(c);
+                let cv = self.test(c);
                 let name = self.temp("c");
                 self.line(format!("{name} = {cv}"));
                 let (yes, no) = match &mask {
