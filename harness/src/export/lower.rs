@@ -438,9 +438,11 @@ impl Lower<'_> {
                         // On values other than tests, `and` and `or` return one of the values.
                         return Err(self.error(
                             args[i],
-                            format!("`{h}` of a value that is not a test (a comparison, `not`, \
+                            format!(
+                                "`{h}` of a value that is not a test (a comparison, `not`, \
                                      `and`, `or`, `#t`, `#f`) cannot be exported: ndvm returns \
-                                     the value itself"),
+                                     the value itself"
+                            ),
                         ));
                     }
                     Ok(Ex::Prim(if h == "and" { "and" } else { "or" }, xs))
