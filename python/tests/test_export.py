@@ -312,3 +312,36 @@ def test_only_false_is_false_as_in_the_runtime():
     assert np.array_equal(both.to_numpy()(x=xs), both(x=ndvm.lanes(xs)))
     with pytest.raises(ndvm.ExportError, match="not a test"):
         ndvm.Program("(or a b)").to_numpy()
+
+
+def test_the_reviewed_edge_cases_agree_or_are_refused():
+    torch = require_torch()
+    same = [
+        ("(if (not x) 1 2)", {"x": 0.0}),
+        ("(not x)", {"x": 0.0}),
+        ("(loop ((i 0) (s 0)) (if (= i 5) s (let ((t (* i i))) (if (> t 5) (recur (+ i 1) "
+         "(+ s 1)) (recur (+ i 1) (+ s t))))))", {}),
+        ("(if (and (< i 3) (> (ref [1 2 3] i) 0)) 1 2)", {"i": 3.0}),
+        ("(let ((range 5)) (loop ((i 0)) (if (< i range) (recur (+ i 1)) i)))", {}),
+    ]
+    for src, b in same:
+        prog = ndvm.Program(src)
+        want = float(np.asarray(prog(**b), dtype=float))
+        for target in ("to_numpy", "to_torch"):
+            got = getattr(prog, target)()(**b)
+            got = float(got.detach()) if isinstance(got, torch.Tensor) else float(got)
+            assert got == want, (src, target, got, want)
+    lanes = ndvm.Program("(if (if (> x 0) #t (< x -1)) 10 20)")
+    xs = np.array([1.0, -0.5, -2.0])
+    want = lanes(x=ndvm.lanes(xs))
+    assert np.array_equal(lanes.to_numpy()(x=xs), want)
+    assert np.array_equal(lanes.to_torch()(x=torch.tensor(xs)).numpy(), want)
+    refused = [
+        "(let ((f (lambda (y) (* 2 y)))) (define (g y) (f y)) (define (f y) (* 3 y)) (g 1))",
+        "(let ((b 1)) (define (g) b) (define b 2) (g))",
+        "(define (f y) (sin y)) (define (sin y) 0) (f 1)",
+        "(let ((g (lambda () 5))) (letrec ((f (lambda () (g))) (g (lambda () 1))) (f)))",
+    ]
+    for src in refused:
+        with pytest.raises(ndvm.ExportError, match="before its definition"):
+            ndvm.Program(src).to_numpy()

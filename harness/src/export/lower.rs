@@ -94,6 +94,8 @@ enum Meaning {
     Local(String),
     /// A local function being defined: calling it from its own body is recursion.
     Defining,
+    /// A name a body defines further on: read before its definition.
+    Later,
 }
 
 /// The tree of a program, and its inputs (their names in the language, in order of first use,
@@ -113,8 +115,6 @@ struct Lower<'a> {
     inputs: Vec<(String, String)>,
     used: HashSet<String>,
     loops: usize,
-    /// Names defined by a body, later than where they may be read.
-    later: HashSet<String>,
 }
 
 /// Reads `source` as an export tree.
@@ -134,7 +134,6 @@ pub fn lower(source: &str) -> Result<Lowered, ExportError> {
         inputs: Vec::new(),
         used: HashSet::new(),
         loops: 0,
-        later: HashSet::new(),
     };
     let top = l.forms.top.clone();
     let body = l.body(&top)?;
@@ -150,6 +149,7 @@ const RESERVED: &[&str] = &[
     "def", "del", "elif", "else", "except", "finally", "for", "from", "global", "if", "import",
     "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try", "while",
     "with", "yield", "np", "jnp", "jax", "lax", "torch", "sympy", "math", "program", "inputs",
+    "range", "float", "tuple",
 ];
 
 impl Lower<'_> {
@@ -233,11 +233,12 @@ impl Lower<'_> {
         if self.head(last) == Some("define") {
             return Err(self.error(last, "a body must end with an expression, not a `define`"));
         }
-        // The names this body defines, so that a use before the definition says so.
+        // A body's definitions are in scope over the whole body: a name read before its
+        // definition is refused (it would otherwise read an outer binding of the name).
         for &d in rest {
             if self.head(d) == Some("define") {
                 if let Some(n) = self.defined_name(d) {
-                    self.later.insert(n);
+                    self.bind(&n, Meaning::Later);
                 }
             }
         }
@@ -375,6 +376,13 @@ impl Lower<'_> {
                 at,
                 format!("`{name}` refers to itself: recursion cannot be exported"),
             )),
+            Some(Meaning::Later) => Err(self.error(
+                at,
+                format!(
+                    "`{name}` is used before its definition: define it first (a forward or \
+                     mutual reference cannot be exported)"
+                ),
+            )),
             None if PRIMS.iter().any(|p| p.0 == name) => Err(self.error(
                 at,
                 format!("the primitive `{name}` used as a value cannot be exported"),
@@ -445,7 +453,15 @@ impl Lower<'_> {
                             ),
                         ));
                     }
-                    Ok(Ex::Prim(if h == "and" { "and" } else { "or" }, xs))
+                    // Nested `if`s: each test runs only where the ones before it leave it to.
+                    let last = xs.pop().expect("at least one");
+                    Ok(xs.into_iter().rev().fold(last, |acc, x| {
+                        if h == "and" {
+                            Ex::If(Box::new(x), Box::new(acc), Box::new(Ex::Bool(false)))
+                        } else {
+                            Ex::If(Box::new(x), Box::new(Ex::Bool(true)), Box::new(acc))
+                        }
+                    }))
                 }
                 "begin" => {
                     let Some(&last) = args.last() else {
@@ -488,14 +504,6 @@ impl Lower<'_> {
                 _ => {
                     if PRIMS.iter().any(|p| p.0 == h) {
                         self.call_prim(at, h, args.to_vec())
-                    } else if self.later.contains(h) {
-                        Err(self.error(
-                            at,
-                            format!(
-                                "`{h}` is used before its definition: define it first (a \
-                                     forward or mutual reference cannot be exported)"
-                            ),
-                        ))
                     } else {
                         Err(self.error(
                             at,
@@ -643,6 +651,9 @@ impl Lower<'_> {
         };
         let pairs = self.bindings(*list)?;
         self.scopes.push(HashMap::new());
+        for (n, _) in &pairs {
+            self.bind(n, Meaning::Later);
+        }
         let mut defs = Vec::new();
         for (n, e) in &pairs {
             if self.head(*e) != Some("lambda") {
@@ -710,6 +721,8 @@ pub fn is_test(e: &Ex) -> bool {
             *p,
             "=" | "<" | ">" | "<=" | ">=" | "not" | "and" | "or" | "null?" | "pair?"
         ),
+        Ex::If(_, t, f) => is_test(t) && is_test(f),
+        Ex::Let(_, body) => is_test(body),
         _ => false,
     }
 }

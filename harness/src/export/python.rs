@@ -145,7 +145,10 @@ def _solve(a, b): return jnp.linalg.solve(a, b)
 
 const TORCH: &str = r#"import torch
 
-def _t(x): return x if isinstance(x, torch.Tensor) else torch.tensor(x, dtype=torch.float64)
+def _t(x):
+    if isinstance(x, torch.Tensor):
+        return x
+    return torch.tensor(x) if isinstance(x, bool) else torch.tensor(x, dtype=torch.float64)
 def _where(c, t, e): return torch.where(_t(c).bool(), _t(t), _t(e))
 def _and(a, b): return torch.logical_and(_t(a), _t(b))
 def _or(a, b): return torch.logical_or(_t(a), _t(b))
@@ -395,6 +398,11 @@ impl Emit {
             Ex::Num(x) => number(*x),
             Ex::Bool(b) => if *b { "True" } else { "False" }.into(),
             Ex::Var(v) => v.clone(),
+            Ex::Prim("not", xs) if xs.len() == 1 => {
+                // Only #f is false: `(not 0)` is #f.
+                let t = self.test(&xs[0]);
+                format!("_not({t})")
+            }
             Ex::Prim(p, xs) => {
                 let args: Vec<String> = xs.iter().map(|x| self.ex(x)).collect();
                 self.prim(p, args)
@@ -557,6 +565,7 @@ impl Emit {
                 };
                 let (my, mn) = (self.temp("m"), self.temp("m"));
                 self.line(format!("{my}, {mn} = {yes}, {no}"));
+                leaves.masks.extend([my.clone(), mn.clone()]);
                 self.branch(t, my, leaves);
                 self.branch(f, mn, leaves);
             }
@@ -610,6 +619,12 @@ impl Emit {
             let names: Vec<&str> = temps.iter().map(|t| t.as_str()).collect();
             self.lines
                 .insert(start, format!("{pad}{} = None", names.join(" = ")));
+        }
+        // A branch no lane took this iteration leaves its inner masks all false.
+        if self.target != Target::Jax && !leaves.masks.is_empty() {
+            let pad = "    ".repeat(self.indent);
+            let line = format!("{pad}{} = False", leaves.masks.join(" = "));
+            self.lines.insert(start, line);
         }
         let go = leaves
             .recur
@@ -688,6 +703,7 @@ impl Emit {
 struct Leaves {
     recur: Vec<(Option<String>, Vec<String>)>,
     value: Vec<(Option<String>, String)>,
+    masks: Vec<String>,
 }
 
 /// Whether `e` continues its loop somewhere (a `recur` not inside an inner loop).
