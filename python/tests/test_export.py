@@ -345,3 +345,15 @@ def test_the_reviewed_edge_cases_agree_or_are_refused():
     for src in refused:
         with pytest.raises(ndvm.ExportError, match="before its definition"):
             ndvm.Program(src).to_numpy()
+
+
+def test_an_index_out_of_range_raises_as_in_the_runtime():
+    prog = ndvm.Program("(ref [1 2 3] i)")
+    assert float(prog.to_numpy()(i=2.0)) == 3.0
+    for bad in (-1.0, 3.0, 1.5):
+        with pytest.raises(ndvm.Error):
+            prog(i=bad)
+        with pytest.raises(IndexError):
+            prog.to_numpy()(i=bad)
+        with pytest.raises(IndexError):
+            prog.to_torch()(i=bad)

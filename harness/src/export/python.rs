@@ -60,7 +60,15 @@ def _eye(n): return np.eye(int(n))
 def _zeros(r, c=None): return np.zeros(int(r) if c is None else (int(r), int(c)))
 def _ones(r, c=None): return np.ones(int(r) if c is None else (int(r), int(c)))
 def _iota(n): return np.arange(int(n), dtype=float)
-def _ref(v, i, j=None): return v[int(i)] if j is None else v[int(i), int(j)]
+def _index(i, n):
+    k = int(i)
+    if k != i or not 0 <= k < n:
+        raise IndexError(f"ref: index {i} is out of range (there are {n}) or not an integer")
+    return k
+def _ref(v, i, j=None):
+    if j is None:
+        return v[_index(i, len(v))]
+    return v[_index(i, v.shape[0]), _index(j, v.shape[1])]
 def _dot(a, b): return np.dot(a, b)
 def _vsum(x): return np.sum(x)
 def _vlen(x): return float(np.shape(x)[0])
@@ -201,7 +209,15 @@ def _eye(n): return torch.eye(int(n), dtype=torch.float64)
 def _zeros(r, c=None): return torch.zeros(int(r) if c is None else (int(r), int(c)), dtype=torch.float64)
 def _ones(r, c=None): return torch.ones(int(r) if c is None else (int(r), int(c)), dtype=torch.float64)
 def _iota(n): return torch.arange(int(n), dtype=torch.float64)
-def _ref(v, i, j=None): return v[int(i)] if j is None else v[int(i), int(j)]
+def _index(i, n):
+    k = int(i)
+    if k != i or not 0 <= k < n:
+        raise IndexError(f"ref: index {i} is out of range (there are {n}) or not an integer")
+    return k
+def _ref(v, i, j=None):
+    if j is None:
+        return v[_index(i, len(v))]
+    return v[_index(i, v.shape[0]), _index(j, v.shape[1])]
 def _dot(a, b): return torch.dot(_t(a), _t(b))
 def _vsum(x): return torch.sum(_t(x))
 def _vlen(x): return float(_t(x).shape[0])
