@@ -195,14 +195,13 @@ def test_ndvm_export_prints_runnable_code_or_a_clear_error(tmp_path):
             printed += 1
         else:
             assert out.returncode == 1, (path, out.stderr)
-            assert "cannot export" in out.stderr or "error" in out.stderr, (path, out.stderr)
+            assert "cannot export" in out.stderr and "line " in out.stderr, (path, out.stderr)
             refused += 1
     # The test programs return lists to print several results; the examples all export.
     assert printed >= 60, (printed, refused)
     tex = subprocess.run([binary, "export", "-", "--to", "latex"], input="(* a (exp x))",
                          capture_output=True, text=True, timeout=60)
     assert tex.returncode == 0 and "e^{x}" in tex.stdout, tex.stderr
-    assert os.path.exists(binary)
 
 
 def test_the_fuzz_corpus_exports_with_the_runtime_s_values_and_gradients():
