@@ -35,6 +35,26 @@ impl Masks {
         }
     }
 
+    /// Masks made so far (mask 0 included).
+    #[inline(always)]
+    pub fn count(&self) -> usize {
+        self.bits.len() / self.lanes
+    }
+
+    /// Drops every mask from `from` on but those of `keep` (sorted, each at or after `from`),
+    /// which move down in order: `keep[i]` becomes mask `from + i`.
+    pub fn retain_since(&mut self, from: MaskId, keep: &[MaskId]) {
+        let n = self.lanes;
+        let mut dst = from.0 as usize * n;
+        for m in keep {
+            debug_assert!(m.0 >= from.0);
+            let src = m.0 as usize * n;
+            self.bits.copy_within(src..src + n, dst);
+            dst += n;
+        }
+        self.bits.truncate(dst);
+    }
+
     /// The booleans of a mask.
     #[inline(always)]
     pub fn get(&self, m: MaskId) -> &[bool] {

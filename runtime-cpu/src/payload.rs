@@ -202,6 +202,28 @@ impl<R: Real> Payloads<R> {
         Some(Slot((self.slots.len() - 1) as u32))
     }
 
+    /// Drops every slot from `from` on but those of `keep` (sorted, each at or after `from`),
+    /// whose numbers move down in order: `keep[i]` becomes slot `from + i`. For a run that
+    /// records no tape: a moved slot keeps no adjoint.
+    pub fn retain_since(&mut self, from: Slot, keep: &[Slot]) {
+        let first = from.0 as usize;
+        let Some(start) = self.slots.get(first).map(|i| i.offset) else {
+            return;
+        };
+        let mut dst = start;
+        for (k, s) in keep.iter().enumerate() {
+            let mut info = self.slots[s.0 as usize];
+            debug_assert!(s.0 >= from.0 && !info.active);
+            let n = info.stored(self.lanes);
+            self.data.copy_within(info.offset..info.offset + n, dst);
+            info.offset = dst;
+            self.slots[first + k] = info;
+            dst += n;
+        }
+        self.slots.truncate(first + keep.len());
+        self.top = dst;
+    }
+
     /// Numbers in use (the end of the newest slot).
     #[inline(always)]
     pub fn top(&self) -> usize {

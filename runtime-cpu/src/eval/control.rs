@@ -34,7 +34,9 @@ pub(crate) struct LoopState {
     /// Lanes active when the loop started.
     entry_mask: MaskId,
     /// Values of the lanes that have already left the loop.
-    exit: Option<Value>,
+    pub exit: Option<Value>,
+    /// Where its iterations' dead slots start, when they are given back.
+    pub mark: Option<super::reclaim::Mark>,
     /// Arguments of `recur`s made in branches, merged lane by lane.
     pending: Vec<Value>,
     /// Frame slot of the first loop variable (for pending arguments).
@@ -44,11 +46,12 @@ pub(crate) struct LoopState {
 }
 
 impl LoopState {
-    pub fn new(body: NodeId, entry_mask: MaskId) -> Self {
+    pub fn new(body: NodeId, entry_mask: MaskId, mark: Option<super::reclaim::Mark>) -> Self {
         LoopState {
             body,
             entry_mask,
             exit: None,
+            mark,
             pending: Vec::new(),
             pending_slot: 0,
             pending_mask: None,
@@ -124,7 +127,9 @@ impl<R: Real> Machine<'_, R> {
         self.s.stack[dst..dst + n].copy_from_slice(&st.pending);
         st.pending.clear();
         self.mask = st.pending_mask.take().expect("a recur left its lanes");
-        Next::Jump(st.body)
+        let body = st.body;
+        self.reclaim(super::reclaim::Roots { start: dst, len: n });
+        Next::Jump(body)
     }
 
     /// Records a `recur` made under the current lanes, merging with `recur`s made by sibling

@@ -4,21 +4,25 @@
 //! | file | what |
 //! | --- | --- |
 //! | `mod.rs` | the machine state and the main walk |
+//! | `closures.rs` | making and calling closures, `letrec` |
 //! | `control.rs` | truth, divergent branches, merging branch values, loops |
+//! | `reclaim.rs` | forward-only loops giving back their dead slots |
 //! | `numeric.rs` | payload arithmetic, comparisons and the tape records they make |
 //! | `builtins.rs` | list, predicate and constructor primitives |
 //! | `linalg.rs` | vector and matrix primitives |
 
 mod builtins;
+mod closures;
 mod control;
 mod linalg;
 mod numeric;
+mod reclaim;
 mod region;
 
 use crate::backward::Scratch;
 use crate::code::{Code, Node, NodeId};
 use crate::error::Error;
-use crate::heap::{Closure, Heap};
+use crate::heap::Heap;
 use crate::kernels::lu::LuScratch;
 use crate::mask::Masks;
 use crate::payload::Payloads;
@@ -134,6 +138,9 @@ pub struct State<R> {
     pub(crate) device_failed: bool,
     /// Counts of regions run, over the session's life.
     pub(crate) region_stats: RegionCounts,
+    /// Scratch of a loop giving back its dead slots: the slots and masks that survive.
+    pub(crate) keep_slots: Vec<Slot>,
+    pub(crate) keep_masks: Vec<MaskId>,
 }
 
 /// How many regions ran where, and how many ops they held.
@@ -580,7 +587,8 @@ impl<'c, R: Real> Machine<'c, R> {
                         .stack
                         .copy_within(base..base + n, ctx.fp + slot as usize);
                     self.s.stack.truncate(base);
-                    self.s.loops.push(LoopState::new(body, self.mask));
+                    let mark = self.loop_mark();
+                    self.s.loops.push(LoopState::new(body, self.mask, mark));
                     node = body;
                 }
                 Node::Recur { slot, args } => {
@@ -591,6 +599,10 @@ impl<'c, R: Real> Machine<'c, R> {
                     let n = args.len as usize;
                     if self.s.loops.len() > loops_base {
                         // The loop belongs to this walk: rebind and jump.
+                        self.reclaim(reclaim::Roots {
+                            start: base,
+                            len: n,
+                        });
                         self.s
                             .stack
                             .copy_within(base..base + n, ctx.fp + slot as usize);
@@ -628,86 +640,5 @@ impl<'c, R: Real> Machine<'c, R> {
         }
         self.s.stack.truncate(entry_sp);
         result
-    }
-
-    /// Calls closure `c` with arguments at `base..base+nargs` in a nested walk.
-    fn call_nested(&mut self, clo: Closure, c: u32, base: usize, nargs: usize) -> EResult<Value> {
-        let lam = &self.code.lambdas[clo.lambda as usize];
-        let _ = nargs;
-        self.s
-            .stack
-            .resize(base + lam.frame as usize, Value::Unassigned);
-        let r = self.eval(lam.body, Ctx { fp: base, clo: c });
-        self.s.stack.truncate(base);
-        r
-    }
-
-    #[cold]
-    fn arity_error(&self, clo: Closure, got: usize, node: NodeId) -> Stop {
-        let lam = &self.code.lambdas[clo.lambda as usize];
-        let name = lam
-            .name
-            .map(|s| self.code.symbol_names[s.0 as usize].clone())
-            .unwrap_or_else(|| "lambda".to_string());
-        self.fail(Error::ArityMismatch {
-            name,
-            expected: lam.params.to_string(),
-            got,
-            span: self.span(node),
-        })
-    }
-
-    /// Creates a closure of lambda `id`, copying its captures from the current context.
-    fn make_closure(&mut self, id: u32, ctx: Ctx) -> Value {
-        let lam = &self.code.lambdas[id as usize];
-        let start = self.s.heap.captured.len() as u32;
-        for cap in &lam.captures {
-            let v = match *cap {
-                crate::code::CaptureFrom::Local(s) => self.s.stack[ctx.fp + s as usize],
-                crate::code::CaptureFrom::Capture(i) => self.s.heap.capture(ctx.clo, i),
-            };
-            self.s.heap.captured.push(v);
-        }
-        self.s.heap.closures.push(Closure {
-            lambda: id,
-            start,
-            len: lam.captures.len() as u32,
-            home: ctx.fp as u32,
-        });
-        Value::Closure((self.s.heap.closures.len() - 1) as u32)
-    }
-
-    /// `letrec`: slots start unassigned and inits run in order. A closure made in this frame
-    /// while the inits ran copied a still-unassigned binding; once every init has run, such
-    /// captures of this `letrec`'s variables are completed.
-    fn letrec(&mut self, slot: u32, inits: crate::code::List, ctx: Ctx) -> EResult<()> {
-        let code = self.code;
-        let first = ctx.fp + slot as usize;
-        let ids = code.list(inits);
-        let vars = slot..slot + ids.len() as u32;
-        for i in 0..ids.len() {
-            self.s.stack[first + i] = Value::Unassigned;
-        }
-        let made_from = self.s.heap.closures.len();
-        for (i, &init) in ids.iter().enumerate() {
-            let v = self.eval(init, ctx)?;
-            self.s.stack[first + i] = v;
-        }
-        for c in made_from..self.s.heap.closures.len() {
-            let clo = self.s.heap.closures[c];
-            if clo.home != ctx.fp as u32 {
-                continue;
-            }
-            let lam = &code.lambdas[clo.lambda as usize];
-            for (k, cap) in lam.captures.iter().enumerate() {
-                let at = clo.start as usize + k;
-                if let crate::code::CaptureFrom::Local(s) = *cap {
-                    if vars.contains(&s) && self.s.heap.captured[at] == Value::Unassigned {
-                        self.s.heap.captured[at] = self.s.stack[ctx.fp + s as usize];
-                    }
-                }
-            }
-        }
-        Ok(())
     }
 }
