@@ -18,6 +18,7 @@ mod op;
 mod real;
 pub mod region;
 mod shape;
+pub mod vmath;
 
 pub use op::{BinaryOp, CompareOp, UnaryOp};
 pub use real::Real;

@@ -79,6 +79,21 @@ impl UnaryOp {
         }
     }
 
+    /// `out[i] = f(xs[i])`: the same numbers as [`UnaryOp::apply`] one by one, with `sin` and
+    /// `cos` vectorised over the slice.
+    #[inline(always)]
+    pub fn apply_slice<R: Real>(self, out: &mut [R], xs: &[R]) {
+        match self {
+            UnaryOp::Sin => R::sin_slice(out, xs),
+            UnaryOp::Cos => R::cos_slice(out, xs),
+            _ => {
+                for (o, &x) in out.iter_mut().zip(xs) {
+                    *o = self.apply(x);
+                }
+            }
+        }
+    }
+
     /// The derivative `dy/dx`, given the argument `x` and the forward result `y`.
     #[inline(always)]
     pub fn derivative<R: Real>(self, x: R, y: R) -> R {

@@ -1,5 +1,6 @@
 //! The floating-point types a payload can hold.
 
+use crate::vmath;
 use std::fmt::{Debug, Display};
 use std::ops::{Add, AddAssign, Div, Mul, MulAssign, Neg, Sub, SubAssign};
 
@@ -41,14 +42,18 @@ pub trait Real:
     fn from_f64(x: f64) -> Self;
     /// Widens to `f64` exactly.
     fn to_f64(self) -> f64;
-    /// Sine.
+    /// Sine ([`crate::vmath::sin`], in `f64`).
     fn sin(self) -> Self;
-    /// Cosine.
+    /// Cosine ([`crate::vmath::cos`], in `f64`).
     fn cos(self) -> Self;
-    /// e^x.
+    /// e^x ([`crate::vmath::exp`], in `f64`).
     fn exp(self) -> Self;
-    /// Natural logarithm (NaN below zero, -inf at zero).
+    /// Natural logarithm (NaN below zero, -inf at zero; [`crate::vmath::ln`], in `f64`).
     fn ln(self) -> Self;
+    /// `out[i] = xs[i].sin()`, vectorised over the slice.
+    fn sin_slice(out: &mut [Self], xs: &[Self]);
+    /// `out[i] = xs[i].cos()`, vectorised over the slice.
+    fn cos_slice(out: &mut [Self], xs: &[Self]);
     /// Square root (NaN below zero).
     fn sqrt(self) -> Self;
     /// Absolute value.
@@ -71,7 +76,7 @@ pub trait Real:
 }
 
 macro_rules! impl_real {
-    ($t:ty, $name:literal) => {
+    ($t:ty, $name:literal, $sin_slice:path, $cos_slice:path) => {
         impl Real for $t {
             const ZERO: Self = 0.0;
             const ONE: Self = 1.0;
@@ -90,19 +95,27 @@ macro_rules! impl_real {
             }
             #[inline(always)]
             fn sin(self) -> Self {
-                <$t>::sin(self)
+                vmath::sin(self as f64) as $t
             }
             #[inline(always)]
             fn cos(self) -> Self {
-                <$t>::cos(self)
+                vmath::cos(self as f64) as $t
             }
             #[inline(always)]
             fn exp(self) -> Self {
-                <$t>::exp(self)
+                vmath::exp(self as f64) as $t
             }
             #[inline(always)]
             fn ln(self) -> Self {
-                <$t>::ln(self)
+                vmath::ln(self as f64) as $t
+            }
+            #[inline(always)]
+            fn sin_slice(out: &mut [Self], xs: &[Self]) {
+                $sin_slice(out, xs)
+            }
+            #[inline(always)]
+            fn cos_slice(out: &mut [Self], xs: &[Self]) {
+                $cos_slice(out, xs)
             }
             #[inline(always)]
             fn sqrt(self) -> Self {
@@ -136,5 +149,5 @@ macro_rules! impl_real {
     };
 }
 
-impl_real!(f64, "f64");
-impl_real!(f32, "f32");
+impl_real!(f64, "f64", vmath::sin_slice, vmath::cos_slice);
+impl_real!(f32, "f32", vmath::sin_slice_f32, vmath::cos_slice_f32);

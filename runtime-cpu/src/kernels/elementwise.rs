@@ -125,11 +125,7 @@ impl<'a, R: Real> View<'a, R> {
 #[inline(always)]
 fn apply_unary<R: Real>(k: UnaryOp, out: &mut [R], a: Col<'_, R>) {
     match a {
-        Col::Lanes(a) => {
-            for (o, &x) in out.iter_mut().zip(a) {
-                *o = k.apply(x);
-            }
-        }
+        Col::Lanes(a) => k.apply_slice(out, a),
         Col::Uniform(x) => out.fill(k.apply(x)),
     }
 }
@@ -162,11 +158,7 @@ pub fn unary<R: Real, W: Width>(op: UnaryOp, out: &mut [R], a: View<'_, R>, n: u
     if W::ONE {
         // One number per element: plain loops over the elements.
         let (out, a) = (&mut out[..n], &a.data[..n]);
-        return each_unary_op!(op, K => {
-            for (o, &x) in out.iter_mut().zip(a) {
-                *o = K.apply(x);
-            }
-        });
+        return each_unary_op!(op, K => K.apply_slice(out, a));
     }
     each_unary_op!(op, K => {
         for e in 0..n {
@@ -232,6 +224,9 @@ pub fn unary_grad<R: Real, G: Gate, W: Width>(
     gate: G,
 ) {
     let l = w.get();
+    if matches!(op, UnaryOp::Sin | UnaryOp::Cos) {
+        return trig_grad(op, adj, g, a, n, l, W::ONE, gate);
+    }
     if W::ONE {
         let (adj, g, a, y) = (&mut adj[..n], &g[..n], &a.data[..n], &y.data[..n]);
         return each_unary_op!(op, K => {
@@ -249,6 +244,63 @@ pub fn unary_grad<R: Real, G: Gate, W: Width>(
             }
         }
     })
+}
+
+/// [`unary_grad`] of `sin` and `cos`, whose derivatives are computed a chunk at a time by the
+/// vectorised [`Real::cos_slice`] and [`Real::sin_slice`] (the numbers of `derivative`).
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn trig_grad<R: Real, G: Gate>(
+    op: UnaryOp,
+    adj: &mut [R],
+    g: &[R],
+    a: View<'_, R>,
+    n: usize,
+    l: usize,
+    one_lane: bool,
+    gate: G,
+) {
+    if one_lane {
+        return trig_grad_run(op, &mut adj[..n], &g[..n], &a.data[..n], gate, true);
+    }
+    for e in 0..n {
+        let (ad, gc) = (&mut adj[e * l..(e + 1) * l], &g[e * l..(e + 1) * l]);
+        match a.col(e, l) {
+            Col::Lanes(x) => trig_grad_run(op, ad, gc, x, gate, false),
+            Col::Uniform(x) => add_scaled(ad, gc, Col::Uniform(op.derivative(x, x)), gate),
+        }
+    }
+}
+
+/// `adj[i] += g[i] * f'(x[i])` on kept lanes (lane `i`, or lane 0 for the elements of one lane).
+#[inline(always)]
+fn trig_grad_run<R: Real, G: Gate>(
+    op: UnaryOp,
+    adj: &mut [R],
+    g: &[R],
+    x: &[R],
+    gate: G,
+    one_lane: bool,
+) {
+    const CHUNK: usize = 64;
+    let mut buf = [R::ZERO; CHUNK];
+    let chunks = adj
+        .chunks_mut(CHUNK)
+        .zip(g.chunks(CHUNK))
+        .zip(x.chunks(CHUNK));
+    for (c, ((adj, g), x)) in chunks.enumerate() {
+        let d = &mut buf[..x.len()];
+        if op == UnaryOp::Sin {
+            R::cos_slice(d, x);
+        } else {
+            R::sin_slice(d, x);
+            d.iter_mut().for_each(|v| *v = -*v);
+        }
+        for (i, ((a, &g), &d)) in adj.iter_mut().zip(g).zip(d.iter()).enumerate() {
+            let lane = if one_lane { 0 } else { c * CHUNK + i };
+            *a += gate.pass(lane, g * d);
+        }
+    }
 }
 
 /// `adj += g * c` on kept lanes, with the uniform/per-lane choice made outside the loop.
