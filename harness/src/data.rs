@@ -1,6 +1,6 @@
-//! Reference data shipped in `data/` (embedded; see `ndvm_tests::refdata`).
+//! Reference data shipped in `data/` (embedded; see `ndvm_check::refdata`).
 
-pub use ndvm_tests::refdata::{json_f64, parse_lenient_json, suite, SuiteProgram, SUITE_JSON};
+pub use ndvm_check::refdata::{json_f64, parse_lenient_json, suite, SuiteProgram, SUITE_JSON};
 
 /// The suite's small scalar programs (5 to 15 nodes, no loops or matrices): the paper's
 /// "small programs" regime.

@@ -1,4 +1,4 @@
 //! A small deterministic random generator (splitmix64) for reproducible draws, shared with the
-//! tests (`ndvm_tests::SplitMix`).
+//! program generator and the tests (`ndvm_check::SplitMix`).
 
-pub use ndvm_tests::SplitMix;
+pub use ndvm_check::SplitMix;

@@ -1,19 +1,16 @@
-//! Shared helpers for the cross-crate tests: the reference data shipped in `data/`, and the
-//! randomized differential tester: an independent [`oracle`], a seeded program generator
-//! ([`gen`]), the six gates ([`gates`]), a shrinker ([`shrink`]) and the per-family report
-//! ([`report`]).
+//! Shared helpers for the cross-crate tests: the repository's `data/` folder, a tolerance
+//! check ([`close`]), the paper's randomized corpus ([`fuzz_records`]) and programs whose lanes
+//! take different paths ([`divergent`]).
+//!
+//! The oracle, the program generator, the gates, the fuzz driver, the shrinker, the report,
+//! the reference data and [`SplitMix`] live in `ndvm-check` (`check/`), which the command-line
+//! program depends on too; they are re-exported here under their old paths.
 #![forbid(unsafe_code)]
 
 pub mod divergent;
-pub mod driver;
-pub mod gates;
-pub mod gen;
-pub mod oracle;
-pub mod refdata;
-pub mod report;
-pub mod shrink;
 
-pub use refdata::{json_f64, parse_lenient_json, suite, SuiteProgram};
+pub use ndvm_check::{driver, gates, gen, oracle, refdata, report, shrink};
+pub use ndvm_check::{json_f64, parse_lenient_json, suite, SplitMix, SuiteProgram};
 
 use serde_json::Value as Json;
 use std::path::PathBuf;
@@ -89,36 +86,4 @@ pub fn fuzz_records() -> Vec<FuzzRecord> {
 
 fn num(v: &Json) -> f64 {
     json_f64(v).unwrap_or_else(|| panic!("not a number: {v}"))
-}
-
-/// A small deterministic generator (splitmix64) for reproducible random inputs.
-#[derive(Clone, Debug)]
-pub struct SplitMix(pub u64);
-
-impl SplitMix {
-    /// The next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `(0, 1)`.
-    pub fn unit(&mut self) -> f64 {
-        ((self.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64
-    }
-
-    /// A standard normal draw (Box-Muller).
-    pub fn normal(&mut self) -> f64 {
-        let (u, v) = (self.unit(), self.unit());
-        (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
-    }
-
-    /// Uniform in `[lo, hi)`.
-    pub fn uniform(&mut self, lo: f64, hi: f64) -> f64 {
-        let u = (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
-        lo + (hi - lo) * u
-    }
 }

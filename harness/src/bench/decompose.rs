@@ -1,7 +1,7 @@
 //! `ndvm bench decompose`: where the speed comes from, measured in one run on the suite's five
 //! cost-model programs.
 //!
-//! - Forward, one lane: the boxed oracle interpreter (`ndvm_tests::oracle`, every value a boxed
+//! - Forward, one lane: the boxed oracle interpreter (`ndvm_check::oracle`, every value a boxed
 //!   tree, plain recursion), `runtime-cpu`, the bytecode VM (for the programs it can express),
 //!   and the same program written by hand in Rust.
 //! - Value and gradient per lane at several lane counts: `runtime-cpu` and the VM.
@@ -14,7 +14,7 @@ use crate::ceiling::kalman_nll;
 use crate::data::{suite, SuiteProgram};
 use crate::examples::VM_SUITE_PROGRAMS;
 use crate::handwritten::handwritten;
-use ndvm_tests::oracle::{Input, Oracle, Output};
+use ndvm_check::oracle::{Input, Oracle, Output};
 use runtime_cpu::{Bindings, GradSpec, Program, RunOptions, Session, Tensor};
 use runtime_vm::{Grad, Options, Vm};
 use serde::Serialize;

@@ -1,15 +1,15 @@
 //! `ndvm fuzz`: randomized differential testing of the runtime against the independent oracle
-//! of `ndvm-tests`, over generated programs of every family of the language.
+//! of `ndvm-check`, over generated programs of every family of the language.
 //!
 //! Each program passes six gates (G1 forward vs oracle, G2 gradients vs oracle, G3 gradients
 //! vs finite differences, G4 lane decomposition, G5 thread counts, G6 f32 vs f64). The report is
 //! a table per feature family; each failing program is shrunk and written to `--out`.
 
 use clap::{Args, ValueEnum};
-use ndvm_tests::driver::{self, CaseResult, Progress};
-use ndvm_tests::gen::{Case, Families, Family, GenOptions};
-use ndvm_tests::report::Report;
-use ndvm_tests::shrink::shrink;
+use ndvm_check::driver::{self, CaseResult, Progress};
+use ndvm_check::gen::{Case, Families, Family, GenOptions};
+use ndvm_check::report::Report;
+use ndvm_check::shrink::shrink;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -203,8 +203,8 @@ fn write_inputs(s: &mut String, case: &Case) {
     }
 }
 
-fn literal(shape: Option<ndvm_tests::oracle::Shape>, data: &[f64]) -> String {
-    use ndvm_tests::oracle::Shape;
+fn literal(shape: Option<ndvm_check::oracle::Shape>, data: &[f64]) -> String {
+    use ndvm_check::oracle::Shape;
     let nums = |xs: &[f64]| {
         xs.iter()
             .map(|x| format!("{x:?}"))

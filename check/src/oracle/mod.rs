@@ -14,7 +14,7 @@
 //! binding) the oracle returns a value where the runtime raises `UsedBeforeDefinition`.
 //!
 //! ```
-//! use ndvm_tests::oracle::{Input, Oracle, Output};
+//! use ndvm_check::oracle::{Input, Oracle, Output};
 //! let o = Oracle::parse("(* a (exp (- (* b x))))").unwrap();
 //! let inputs = [("a", Input::scalar(2.0)), ("b", Input::scalar(0.5)), ("x", Input::scalar(1.0))];
 //! let g = o.gradient(&inputs).unwrap();
