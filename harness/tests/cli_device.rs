@@ -160,3 +160,45 @@ fn devices_measures_the_cost_model_and_caches_it() {
     assert_eq!(cached["region_costs"], measured["region_costs"]);
     assert_eq!(cached["region_probes"], Value::Array(Vec::new()));
 }
+
+/// `--device auto` makes no GPU instance for a run that will not use the GPU: in f64, or with
+/// fewer lanes than a lane block in f32 (so the driver cannot print anything either).
+#[test]
+fn auto_makes_no_gpu_instance_where_it_will_not_use_one() {
+    let dir = std::env::temp_dir().join(format!("ndvm-cli-device-auto-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let prog = dir.join("p.scm");
+    std::fs::write(&prog, "(* x (sin x))").unwrap();
+    let lanes = |n: usize| {
+        let path = dir.join(format!("x{n}.csv"));
+        let rows: String = (0..n).map(|i| format!("{}\n", i as f64 / 7.0)).collect();
+        std::fs::write(&path, format!("x\n{rows}")).unwrap();
+        path
+    };
+    let (few, many) = (lanes(4), lanes(300));
+    let log = [("RUST_LOG", "runtime_gpu=debug")];
+    let run = |csv: &std::path::Path, precision: &str| {
+        let out = ndvm(
+            &[
+                "run",
+                prog.to_str().unwrap(),
+                "--lanes",
+                csv.to_str().unwrap(),
+                "--precision",
+                precision,
+                "--device",
+                "auto",
+            ],
+            &log,
+        );
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    for (csv, precision) in [(&many, "f64"), (&few, "f64"), (&few, "f32")] {
+        let err = run(csv, precision);
+        assert!(err.is_empty(), "{precision}: {err}");
+    }
+    // The check can fail: a run that may use the GPU does make one.
+    let err = run(&many, "f32");
+    assert!(err.contains("creating a wgpu instance"), "{err}");
+}

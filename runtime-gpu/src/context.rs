@@ -50,6 +50,7 @@ impl std::fmt::Debug for GpuContext {
 
 /// A wgpu instance for `backends`, without a display.
 pub(crate) fn new_instance(backends: wgpu::Backends) -> wgpu::Instance {
+    log::debug!("ndvm GPU: creating a wgpu instance ({backends:?})");
     let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
     desc.backends = backends;
     wgpu::Instance::new(desc)
