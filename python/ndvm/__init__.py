@@ -28,7 +28,7 @@ import numpy as np
 from . import errors
 from ._ndvm import Lanes, Program, Uniform, __version__, calibrate, cosearch, lanes, uniform
 from ._ndvm import _evaluate_population
-from .errors import (BindingError, Error, EvaluationError, ExportError, LimitError,
+from .errors import (BindingError, Error, EvaluationError, ExportError, HostError, LimitError,
                      ProgramSyntaxError)
 from .search import search
 
@@ -90,6 +90,7 @@ __all__ = [
     "BindingError",
     "EvaluationError",
     "LimitError",
+    "HostError",
     "ExportError",
     "__version__",
 ]

@@ -43,6 +43,14 @@ class LimitError(EvaluationError):
     or ``max_memory_mb``."""
 
 
+class HostError(Error, RuntimeError):
+    """The machine running the program failed, not the program: the GPU device was lost or
+    refused a buffer, or the runtime broke one of its own invariants (a bug to report). The
+    program and its inputs may be fine; run again on the CPU, or report the message."""
+
+    lanes: Optional[List[int]] = None
+
+
 class ExportError(Error, ValueError):
     """A program has a form the export target cannot express (recursion, symbols, lists in
     sympy, an ``if`` without an else branch, a loop on symbols for sympy). ``form`` is its
@@ -53,4 +61,4 @@ class ExportError(Error, ValueError):
 
 
 __all__ = ["Error", "ProgramSyntaxError", "BindingError", "EvaluationError", "LimitError",
-           "ExportError"]
+           "HostError", "ExportError"]

@@ -6,7 +6,7 @@
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use runtime_cpu::Error;
+use runtime_cpu::{Error, Origin};
 
 /// Where an error points in the source: 1-based line and column, and the line's text.
 struct Location {
@@ -110,9 +110,10 @@ pub fn exception<'py>(
             None => cls.call1((msg,))?,
         }
     } else {
-        let name = match e {
-            Error::Binding { .. } | Error::UnboundName { .. } => "BindingError",
-            e if e.is_resource_limit() => "LimitError",
+        let name = match (e.origin(), e) {
+            (Origin::Host, _) => "HostError",
+            (Origin::Inputs, _) | (_, Error::UnboundName { .. }) => "BindingError",
+            (_, e) if e.is_resource_limit() => "LimitError",
             _ => "EvaluationError",
         };
         let mut text = msg;

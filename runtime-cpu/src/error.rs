@@ -254,7 +254,7 @@ impl Error {
     }
 
     /// True for errors that depend on the whole batch rather than on one lane's path (budgets
-    /// and limits), which therefore fail every lane of a run.
+    /// and limits, and a failed device), which therefore fail every lane of a run.
     pub fn is_resource_limit(&self) -> bool {
         matches!(
             self,
@@ -266,5 +266,71 @@ impl Error {
     }
 }
 
+/// Where an error comes from ([`Error::origin`]): the user's program, the inputs handed to it,
+/// or the machine running it. Front ends report the three apart: a program error points at a
+/// form, an input error names the input, a host error is not the user's to fix in the program.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Origin {
+    /// Reading, decoding or evaluating the program: parse, unbound name, type, arity, shape,
+    /// domain, a value that cannot be differentiated, and the step, depth and memory limits the
+    /// program runs into.
+    Program,
+    /// The inputs bound to the program or the gradients asked of it.
+    Inputs,
+    /// The host: a failed device, or a broken invariant of the runtime (a bug).
+    Host,
+}
+
+impl Error {
+    /// Whether the program, its inputs or the host is at fault.
+    pub fn origin(&self) -> Origin {
+        match self {
+            Error::Binding { .. } => Origin::Inputs,
+            Error::Device { .. } | Error::Internal { .. } => Origin::Host,
+            _ => Origin::Program,
+        }
+    }
+}
+
 /// Result with the crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn program_inputs_and_host_errors_are_told_apart() {
+        let span = Span { start: 0, end: 1 };
+        let program = [
+            Error::EmptyProgram,
+            Error::UnboundName {
+                name: "x".into(),
+                span,
+            },
+            Error::StepBudget { limit: 1, span },
+            Error::NotDifferentiable {
+                got: "a pair".into(),
+            },
+        ];
+        for e in program {
+            assert_eq!(e.origin(), Origin::Program, "{e}");
+        }
+        let input = Error::Binding {
+            name: "x".into(),
+            message: "missing".into(),
+        };
+        assert_eq!(input.origin(), Origin::Inputs);
+        for e in [
+            Error::Device {
+                message: "lost".into(),
+            },
+            Error::Internal {
+                message: "bug".into(),
+            },
+        ] {
+            assert_eq!(e.origin(), Origin::Host, "{e}");
+        }
+    }
+}

@@ -68,7 +68,7 @@ mod value;
 
 pub use bindings::{Binding, Bindings, Tensor};
 pub use decode::DecodeOptions;
-pub use error::{Error, Result};
+pub use error::{Error, Origin, Result};
 pub use eval::{Limits, RegionCounts};
 pub use print::{number as format_number, LaneValue};
 pub use program::Program;
@@ -76,3 +76,24 @@ pub use session::{GradSpec, Gradient, Outcome, RunOptions, Session, DEFAULT_LANE
 pub use shared_ir::{Real, Shape};
 pub use syntax::Span;
 pub use value::{MaskId, Slot, Value};
+
+#[cfg(test)]
+mod sizes {
+    //! The sizes of the hot path's records, pinned: a change shows here first.
+    use std::mem::size_of;
+
+    #[test]
+    fn hot_path_records_keep_their_sizes() {
+        // A decoded node: its kind and up to three operands.
+        assert_eq!(size_of::<crate::code::Node>(), 20);
+        // A slot's description (offset, shape, length, flags, adjoint offset).
+        assert_eq!(size_of::<crate::payload::SlotInfo>(), 40);
+        // A tape record with its lanes' mask.
+        assert_eq!(size_of::<crate::tape::Rec>(), 20);
+        assert_eq!(size_of::<crate::tape::Entry>(), 24);
+        // The structural value word.
+        assert_eq!(size_of::<crate::Value>(), 8);
+        // An error: kept off the hot path (a walk returns a zero-sized stop).
+        assert_eq!(size_of::<crate::Error>(), 72);
+    }
+}
