@@ -191,7 +191,11 @@ fn auto_makes_no_gpu_instance_where_it_will_not_use_one() {
             ],
             &log,
         );
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         String::from_utf8_lossy(&out.stderr).into_owned()
     };
     for (csv, precision) in [(&many, "f64"), (&few, "f64"), (&few, "f32")] {
