@@ -36,15 +36,17 @@
 //! | `mask.rs` | lane masks |
 //! | `heap.rs` | pairs and closures |
 //! | `eval/` | the evaluator |
+//! | `ops.rs` | the CPU forward of every numeric op (one dispatch for both front ends) |
 //! | `kernels/` | numeric kernels over lanes, forward and reverse |
 //! | `tape.rs`, `backward.rs` | the reverse tape and its replay |
 //! | `program.rs`, `bindings.rs`, `session.rs` | the public API |
 //! | `print.rs` | per-lane results in Scheme syntax |
 //! | `schedule.rs` | the multicore scheduler: independent jobs across worker threads, in index order |
 //!
-//! The payload arena, lane masks, kernels and tape with its reverse pass (`payload`, `mask`,
-//! `kernels`, `tape`, `backward`) are public: they are the interface a second front end (the
-//! bytecode VM of `runtime-vm`) builds on, with none of the reader or evaluator.
+//! The payload arena, lane masks, the ops' forward and the tape with its reverse pass
+//! (`payload`, `mask`, `ops`, `tape`, `backward`) are public: they are the interface a second
+//! front end (the bytecode VM of `runtime-vm`) builds on, with none of the reader, evaluator
+//! or kernels.
 #![forbid(unsafe_code)]
 
 pub mod backward;
@@ -55,8 +57,9 @@ pub mod decode;
 mod error;
 mod eval;
 mod heap;
-pub mod kernels;
+mod kernels;
 pub mod mask;
+pub mod ops;
 pub mod payload;
 mod print;
 mod program;

@@ -65,8 +65,7 @@ pub(crate) struct State<R> {
     pub saved: Vec<Slot>,
     pub consts: Vec<Slot>,
     pub inputs: Vec<Slot>,
-    pub buf_a: Vec<R>,
-    pub buf_b: Vec<R>,
+    pub scratch: runtime_cpu::ops::Scratch<R>,
 }
 
 /// One walk of a program over one block of lanes.

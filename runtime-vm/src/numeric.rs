@@ -1,16 +1,23 @@
-//! Payload arithmetic for the executor: each instruction allocates its result slot in the
-//! shared payload arena, runs the shared lane kernel, and leaves the shared tape record.
+//! Payload arithmetic for the executor: each instruction checks its operands' shapes,
+//! allocates its result slot in the shared payload arena, runs the runtime's forward of the op
+//! (`runtime_cpu::ops::compute`) and leaves the shared tape record.
 
 use crate::error::Result;
 use crate::exec::Machine;
-use runtime_cpu::kernels::elementwise::{self, View};
-use runtime_cpu::kernels::{broadcast, linalg};
 use runtime_cpu::payload::SlotInfo;
 use runtime_cpu::tape::{LinalgOp, Rec};
 use runtime_cpu::{MaskId, Slot};
 use shared_ir::{BinaryOp, Real, Shape, UnaryOp};
 
 impl<R: Real> Machine<'_, R> {
+    /// Runs `rec`'s kernel now (its result slot is allocated): the runtime's one CPU forward
+    /// of every op ([`runtime_cpu::ops::compute`]).
+    #[inline(always)]
+    fn compute(&mut self, rec: &Rec) {
+        let s = &mut *self.s;
+        runtime_cpu::ops::compute(&mut s.pay, &s.masks, &mut s.scratch, rec, &[]);
+    }
+
     /// A new slot and its description, charged against the memory limit.
     #[inline]
     pub fn alloc(&mut self, shape: Shape, lanes: bool, active: bool) -> Result<(Slot, SlotInfo)> {
@@ -34,15 +41,8 @@ impl<R: Real> Machine<'_, R> {
                 None => return Err(self.memory_error()),
             }
         } else {
-            let (out, io) = self.alloc(ia.shape, ia.lanes, ia.active)?;
-            let w = if io.lanes { self.s.pay.lanes() } else { 1 };
-            let (before, o) = self.s.pay.split_info(&io);
-            let va = View {
-                data: &before[ia.offset..ia.offset + ia.stored(w)],
-                lanes: io.lanes,
-                scalar: false,
-            };
-            runtime_cpu::with_width!(w, lw => elementwise::unary(op, o, va, io.n(), lw));
+            let (out, _) = self.alloc(ia.shape, ia.lanes, ia.active)?;
+            self.compute(&Rec::Unary { op, out, a });
             out
         };
         if ia.active && self.taping {
@@ -78,16 +78,8 @@ impl<R: Real> Machine<'_, R> {
                     ),
                 ));
             };
-            let (out, io) = self.alloc(shape, ia.lanes || ib.lanes, active)?;
-            let w = if io.lanes { self.s.pay.lanes() } else { 1 };
-            let (before, o) = self.s.pay.split_info(&io);
-            let view = |i: &SlotInfo| View {
-                data: &before[i.offset..i.offset + i.stored(w)],
-                lanes: i.lanes && w > 1,
-                scalar: i.shape.is_scalar(),
-            };
-            let (va, vb) = (view(&ia), view(&ib));
-            runtime_cpu::with_width!(w, lw => elementwise::binary(op, o, va, vb, shape.len(), lw));
+            let (out, _) = self.alloc(shape, ia.lanes || ib.lanes, active)?;
+            self.compute(&Rec::Binary { op, out, a, b });
             out
         };
         if active && self.taping {
@@ -99,35 +91,26 @@ impl<R: Real> Machine<'_, R> {
     /// The dot product of two vectors of one length.
     pub fn dot(&mut self, a: Slot, b: Slot) -> Result<Slot> {
         let (ia, ib) = (self.s.pay.info(a), self.s.pay.info(b));
-        let n = match (ia.shape, ib.shape) {
-            (Shape::Vector(n), Shape::Vector(m)) if n == m => n as usize,
+        match (ia.shape, ib.shape) {
+            (Shape::Vector(n), Shape::Vector(m)) if n == m => {}
             (x, y) => {
                 return Err(self.shape_error(
                     "dot",
                     format!("needs two vectors of one length, got {x} and {y}"),
                 ))
             }
-        };
+        }
         let active = ia.active || ib.active;
-        let (out, io) = self.alloc(Shape::Scalar, ia.lanes || ib.lanes, active)?;
-        let l = if io.lanes { self.s.pay.lanes() } else { 1 };
-        let st = &mut *self.s;
-        let (before, o) = st.pay.split_info(&io);
-        // A uniform operand of a per-lane product is broadcast to every lane.
-        let av: &[R] = if ia.lanes || l == 1 {
-            &before[ia.offset..ia.offset + ia.stored(l)]
-        } else {
-            broadcast(&mut st.buf_a, &before[ia.offset..ia.offset + n], l)
+        let (out, _) = self.alloc(Shape::Scalar, ia.lanes || ib.lanes, active)?;
+        let rec = Rec::Linalg {
+            op: LinalgOp::Dot,
+            out,
+            a,
+            b,
         };
-        let bv: &[R] = if ib.lanes || l == 1 {
-            &before[ib.offset..ib.offset + ib.stored(l)]
-        } else {
-            broadcast(&mut st.buf_b, &before[ib.offset..ib.offset + n], l)
-        };
-        runtime_cpu::with_width!(l, w => linalg::dot(o, av, bv, n, w));
+        self.compute(&rec);
         if active && self.taping {
-            let op = LinalgOp::Dot;
-            self.record(Rec::Linalg { op, out, a, b })?;
+            self.record(rec)?;
         }
         Ok(out)
     }
@@ -151,16 +134,7 @@ impl<R: Real> Machine<'_, R> {
         }
         let active = ia.active || ib.active;
         let (out, _) = self.alloc(ia.shape, true, active)?;
-        let lanes = self.s.pay.lanes();
-        let st = &mut *self.s;
-        let c = st.masks.get(cond);
-        let (inputs, o) = st.pay.split(out);
-        for e in 0..ia.n() {
-            let (ca, cb) = (inputs.col(a, e), inputs.col(b, e));
-            for (l, y) in o[e * lanes..(e + 1) * lanes].iter_mut().enumerate() {
-                *y = if c[l] { ca.at(l) } else { cb.at(l) };
-            }
-        }
+        self.compute(&Rec::Select { out, cond, a, b });
         if active && self.taping {
             self.record(Rec::Select { out, cond, a, b })?;
         }

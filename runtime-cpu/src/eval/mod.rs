@@ -23,7 +23,6 @@ use crate::backward::Scratch;
 use crate::code::{Code, Node, NodeId};
 use crate::error::Error;
 use crate::heap::Heap;
-use crate::kernels::lu::LuScratch;
 use crate::mask::Masks;
 use crate::payload::Payloads;
 use crate::syntax::Span;
@@ -107,10 +106,7 @@ pub struct State<R> {
     pub(crate) stack: Vec<Value>,
     pub(crate) globals: Vec<Value>,
     pub(crate) loops: Vec<LoopState>,
-    pub(crate) buf_a: Vec<R>,
-    pub(crate) buf_b: Vec<R>,
-    pub(crate) buf_c: Vec<R>,
-    pub(crate) lu: LuScratch<R>,
+    pub(crate) scratch: crate::ops::Scratch<R>,
     pub(crate) grad: Scratch<R>,
     /// True when per-lane ops are collected into regions rather than computed at once.
     pub(crate) defer: bool,
