@@ -385,7 +385,7 @@ mod tests {
         xs.extend(args(4, 100_000, 1e6, 1e300, true));
         xs.extend(xs.clone().iter().map(|x| -x).collect::<Vec<_>>());
         // Near multiples of pi/2, where the reduced argument is smallest.
-        for k in 0..20_000i64 {
+        for k in 1..20_000i64 {
             let c = k as f64 * std::f64::consts::FRAC_PI_2;
             xs.extend([
                 c,
