@@ -418,22 +418,9 @@ impl<R: Real> Machine<'_, R> {
             };
             return Err(self.out_of_range(bound.0, bound.1, what, node));
         }
-        let out = self.alloc_slot(shape, info.lanes, info.active, Some(node))?;
-        let lanes_out = self.s.pay.info(out).lanes;
-        let rec = Rec::Extract {
-            out,
-            src,
-            first: first as u32,
-        };
-        self.exec(rec, lanes_out);
-        if info.active && self.taping {
-            let rec = Rec::Extract {
-                out,
-                src,
-                first: first as u32,
-            };
-            self.s.tape.push(rec, self.mask);
-        }
+        let first = first as u32;
+        let rec = |out| Rec::Extract { out, src, first };
+        let out = self.emit(shape, info.lanes, info.active, node, rec)?;
         Ok(Value::Num(out))
     }
 

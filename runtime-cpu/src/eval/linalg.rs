@@ -243,18 +243,13 @@ impl<R: Real> Machine<'_, R> {
         let ib = b.map(|b| self.s.pay.info(b));
         let lanes_out = ia.lanes || ib.is_some_and(|i| i.lanes);
         let active = ia.active || ib.is_some_and(|i| i.active);
-        let out = self.alloc_slot(shape, lanes_out, active, Some(node))?;
-        let lanes_out = self.s.pay.info(out).lanes;
-        let rec = Rec::Linalg {
+        let b = b.unwrap_or(a);
+        let out = self.emit(shape, lanes_out, active, node, |out| Rec::Linalg {
             op,
             out,
             a,
-            b: b.unwrap_or(a),
-        };
-        self.exec(rec, lanes_out);
-        if active && self.taping {
-            self.s.tape.push(rec, self.mask);
-        }
+            b,
+        })?;
         Ok(Value::Num(out))
     }
 }

@@ -40,6 +40,47 @@ impl<R: Real> Machine<'_, R> {
         }
     }
 
+    /// The one way a tensor or per-lane op is made: its result allocated (`shape`, per lane
+    /// when `lanes`), its kernel run (now, or in the pending region) and, when it depends on a
+    /// differentiated input and a tape is recorded, its record taped. `rec` builds the record
+    /// from the result slot.
+    #[inline(always)]
+    pub(crate) fn emit(
+        &mut self,
+        shape: Shape,
+        lanes: bool,
+        active: bool,
+        node: NodeId,
+        rec: impl FnOnce(Slot) -> Rec,
+    ) -> EResult<Slot> {
+        let (out, io) = self.alloc_info(shape, lanes, active, node)?;
+        let rec = rec(out);
+        self.exec(rec, io.lanes);
+        if active && self.taping {
+            self.s.tape.push(rec, self.mask);
+        }
+        Ok(out)
+    }
+
+    /// A uniform scalar result `x` of an op; `rec` (from the result slot) is taped when it
+    /// depends on a differentiated input and a tape is recorded.
+    #[inline(always)]
+    fn emit_scalar(
+        &mut self,
+        x: R,
+        active: bool,
+        node: NodeId,
+        rec: impl FnOnce(Slot) -> Rec,
+    ) -> EResult<Slot> {
+        let Some(out) = self.s.pay.push_scalar(x, active) else {
+            return Err(self.memory_error(Some(node)));
+        };
+        if active && self.taping {
+            self.s.tape.push(rec(out), self.mask);
+        }
+        Ok(out)
+    }
+
     #[cold]
     pub(crate) fn memory_error(&self, node: Option<NodeId>) -> super::Stop {
         self.fail(Error::MemoryLimit {
@@ -84,20 +125,13 @@ impl<R: Real> Machine<'_, R> {
             ));
         };
         let ia = self.s.pay.info(a);
+        let rec = |out| Rec::Unary { op, out, a };
         let out = if ia.is_uniform_scalar() {
             let x = self.s.pay.data()[ia.offset];
-            match self.s.pay.push_scalar(op.apply(x), ia.active) {
-                Some(s) => s,
-                None => return Err(self.memory_error(Some(node))),
-            }
+            self.emit_scalar(op.apply(x), ia.active, node, rec)?
         } else {
-            let (out, io) = self.alloc_info(ia.shape, ia.lanes, ia.active, node)?;
-            self.exec(Rec::Unary { op, out, a }, io.lanes);
-            out
+            self.emit(ia.shape, ia.lanes, ia.active, node, rec)?
         };
-        if ia.active && self.taping {
-            self.s.tape.push(Rec::Unary { op, out, a }, self.mask);
-        }
         Ok(Value::Num(out))
     }
 
@@ -136,19 +170,15 @@ impl<R: Real> Machine<'_, R> {
         };
         let (ia, ib) = (self.s.pay.info(a), self.s.pay.info(b));
         let active = ia.active || ib.active;
+        let rec = |out| Rec::Binary { op, out, a, b };
         let out = if ia.is_uniform_scalar() && ib.is_uniform_scalar() {
             let d = self.s.pay.data();
             let (p, q) = (d[ia.offset], d[ib.offset]);
-            match self.s.pay.push_scalar(op.apply(p, q), active) {
-                Some(s) => s,
-                None => return Err(self.memory_error(Some(node))),
-            }
+            self.emit_scalar(op.apply(p, q), active, node, rec)?
         } else {
-            self.binary_tensor(op, a, b, &ia, &ib, active, node)?
+            let shape = self.broadcast_shape(op.name(), ia.shape, ib.shape, node)?;
+            self.emit(shape, ia.lanes || ib.lanes, active, node, rec)?
         };
-        if active && self.taping {
-            self.s.tape.push(Rec::Binary { op, out, a, b }, self.mask);
-        }
         Ok(Value::Num(out))
     }
 
@@ -156,25 +186,6 @@ impl<R: Real> Machine<'_, R> {
     fn binary_type_error(&self, op: BinaryOp, x: Value, y: Value, node: NodeId) -> super::Stop {
         let bad = if matches!(x, Value::Num(_)) { y } else { x };
         self.type_error(op.name(), "a number", bad, node)
-    }
-
-    /// [`Machine::binary`] where an operand is a tensor or holds one value per lane.
-    #[allow(clippy::too_many_arguments)]
-    fn binary_tensor(
-        &mut self,
-        op: BinaryOp,
-        a: Slot,
-        b: Slot,
-        ia: &SlotInfo,
-        ib: &SlotInfo,
-        active: bool,
-        node: NodeId,
-    ) -> EResult<Slot> {
-        let shape = self.broadcast_shape(op.name(), ia.shape, ib.shape, node)?;
-        let lanes_out = ia.lanes || ib.lanes;
-        let (out, io) = self.alloc_info(shape, lanes_out, active, node)?;
-        self.exec(Rec::Binary { op, out, a, b }, io.lanes);
-        Ok(out)
     }
 
     /// A comparison of two numbers: a boolean, per lane when either side is per lane.
