@@ -12,7 +12,7 @@
 //! assert_eq!(y, 1.0);
 //! assert_eq!(BinaryOp::Mul.partials(2.0f64, 3.0, 6.0), (3.0, 2.0));
 //! ```
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
 
 mod op;
 mod real;
