@@ -54,6 +54,10 @@ pub trait Real:
     fn sin_slice(out: &mut [Self], xs: &[Self]);
     /// `out[i] = xs[i].cos()`, vectorised over the slice.
     fn cos_slice(out: &mut [Self], xs: &[Self]);
+    /// `out[i] = xs[i].exp()`, vectorised over the slice.
+    fn exp_slice(out: &mut [Self], xs: &[Self]);
+    /// `out[i] = xs[i].ln()`, vectorised over the slice.
+    fn ln_slice(out: &mut [Self], xs: &[Self]);
     /// Square root (NaN below zero).
     fn sqrt(self) -> Self;
     /// Absolute value.
@@ -76,7 +80,7 @@ pub trait Real:
 }
 
 macro_rules! impl_real {
-    ($t:ty, $name:literal, $sin_slice:path, $cos_slice:path) => {
+    ($t:ty, $name:literal, $sin_slice:path, $cos_slice:path, $exp_slice:path, $ln_slice:path) => {
         impl Real for $t {
             const ZERO: Self = 0.0;
             const ONE: Self = 1.0;
@@ -118,6 +122,14 @@ macro_rules! impl_real {
                 $cos_slice(out, xs)
             }
             #[inline(always)]
+            fn exp_slice(out: &mut [Self], xs: &[Self]) {
+                $exp_slice(out, xs)
+            }
+            #[inline(always)]
+            fn ln_slice(out: &mut [Self], xs: &[Self]) {
+                $ln_slice(out, xs)
+            }
+            #[inline(always)]
             fn sqrt(self) -> Self {
                 <$t>::sqrt(self)
             }
@@ -149,5 +161,19 @@ macro_rules! impl_real {
     };
 }
 
-impl_real!(f64, "f64", vmath::sin_slice, vmath::cos_slice);
-impl_real!(f32, "f32", vmath::sin_slice_f32, vmath::cos_slice_f32);
+impl_real!(
+    f64,
+    "f64",
+    vmath::sin_slice,
+    vmath::cos_slice,
+    vmath::exp_slice,
+    vmath::ln_slice
+);
+impl_real!(
+    f32,
+    "f32",
+    vmath::sin_slice_f32,
+    vmath::cos_slice_f32,
+    vmath::exp_slice_f32,
+    vmath::ln_slice_f32
+);

@@ -168,60 +168,102 @@ pub fn cos(x: f64) -> f64 {
 /// `out[i] = sin(xs[i])`, the same numbers as [`sin`].
 #[inline(always)]
 pub fn sin_slice(out: &mut [f64], xs: &[f64]) {
-    dispatch(out, xs, 0, f64::sin);
+    dispatch(out, xs, Fun::Sin);
 }
 
 /// `out[i] = cos(xs[i])`, the same numbers as [`cos`].
 #[inline(always)]
 pub fn cos_slice(out: &mut [f64], xs: &[f64]) {
-    dispatch(out, xs, 1, f64::cos);
+    dispatch(out, xs, Fun::Cos);
+}
+
+/// `out[i] = exp(xs[i])`, the same numbers as [`exp`].
+#[inline(always)]
+pub fn exp_slice(out: &mut [f64], xs: &[f64]) {
+    dispatch(out, xs, Fun::Exp);
+}
+
+/// `out[i] = ln(xs[i])`, the same numbers as [`ln`].
+#[inline(always)]
+pub fn ln_slice(out: &mut [f64], xs: &[f64]) {
+    dispatch(out, xs, Fun::Ln);
 }
 
 /// [`sin_slice`] in `f32` (computed in `f64` and rounded, as `sin(x as f64) as f32`).
 #[inline(always)]
 pub fn sin_slice_f32(out: &mut [f32], xs: &[f32]) {
-    dispatch(out, xs, 0, f64::sin);
+    dispatch(out, xs, Fun::Sin);
 }
 
-/// [`cos_slice`] in `f32` (computed in `f64` and rounded, as `cos(x as f64) as f32`).
+/// [`cos_slice`] in `f32` (computed in `f64` and rounded).
 #[inline(always)]
 pub fn cos_slice_f32(out: &mut [f32], xs: &[f32]) {
-    dispatch(out, xs, 1, f64::cos);
+    dispatch(out, xs, Fun::Cos);
 }
 
-/// [`trig_slice`] compiled for AVX2 where the CPU has it (four numbers to an instruction
+/// [`exp_slice`] in `f32` (computed in `f64` and rounded).
+#[inline(always)]
+pub fn exp_slice_f32(out: &mut [f32], xs: &[f32]) {
+    dispatch(out, xs, Fun::Exp);
+}
+
+/// [`ln_slice`] in `f32` (computed in `f64` and rounded).
+#[inline(always)]
+pub fn ln_slice_f32(out: &mut [f32], xs: &[f32]) {
+    dispatch(out, xs, Fun::Ln);
+}
+
+/// A function of the slice versions.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Fun {
+    Sin,
+    Cos,
+    Exp,
+    Ln,
+}
+
+/// [`slice_loop`] compiled for AVX2 where the CPU has it (four numbers to an instruction
 /// instead of two), else for the baseline. The same operations in the same order either way,
 /// and no fused multiply-add, so the results are the same bits on every CPU.
 #[inline(always)]
-fn dispatch<T: Copy + Into<f64> + Narrow>(
-    out: &mut [T],
-    xs: &[T],
-    quadrant: u64,
-    far: fn(f64) -> f64,
-) {
+fn dispatch<T: Copy + Into<f64> + Narrow>(out: &mut [T], xs: &[T], f: Fun) {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU supports AVX2, checked just above; that is the only condition of
         // calling a function compiled with `target_feature(enable = "avx2")`.
         #[allow(unsafe_code)]
         unsafe {
-            trig_slice_avx2(out, xs, quadrant, far)
+            slice_loop_avx2(out, xs, f)
         };
         return;
     }
-    trig_slice(out, xs, quadrant, far);
+    slice_loop(out, xs, f);
 }
 
-/// [`trig_slice`], compiled for AVX2.
+/// [`slice_loop`], compiled for AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn trig_slice_avx2<T: Copy + Into<f64> + Narrow>(
-    out: &mut [T],
-    xs: &[T],
-    quadrant: u64,
-    far: fn(f64) -> f64,
-) {
-    trig_slice(out, xs, quadrant, far);
+fn slice_loop_avx2<T: Copy + Into<f64> + Narrow>(out: &mut [T], xs: &[T], f: Fun) {
+    slice_loop(out, xs, f);
+}
+
+/// `f` of every number of `xs`, the function chosen once outside the loop.
+#[inline(always)]
+fn slice_loop<T: Copy + Into<f64> + Narrow>(out: &mut [T], xs: &[T], f: Fun) {
+    match f {
+        Fun::Sin => trig_slice(out, xs, 0, f64::sin),
+        Fun::Cos => trig_slice(out, xs, 1, f64::cos),
+        Fun::Exp => {
+            for (o, &x) in out.iter_mut().zip(xs) {
+                *o = T::narrow(exp(x.into()));
+            }
+        }
+        Fun::Ln => {
+            for (o, &x) in out.iter_mut().zip(xs) {
+                *o = T::narrow(ln(x.into()));
+            }
+        }
+    }
 }
 
 /// The reduced form on every lane, then the standard library's function on the lanes beyond
@@ -516,14 +558,25 @@ mod tests {
         // The baseline build of the loop gives the same bits as the AVX2 one (where the CPU
         // has AVX2, the slices above ran it).
         let mut base = vec![0.0; xs.len()];
-        for (q, far) in [(0, f64::sin as fn(f64) -> f64), (1, f64::cos)] {
-            trig_slice(&mut base, &xs, q, far);
-            dispatch(&mut out, &xs, q, far);
-            assert!(base
+        for f in [Fun::Sin, Fun::Cos, Fun::Exp, Fun::Ln] {
+            slice_loop(&mut base, &xs, f);
+            dispatch(&mut out, &xs, f);
+            let same = base
                 .iter()
                 .zip(&out)
-                .all(|(a, b)| a.to_bits() == b.to_bits()));
+                .all(|(a, b)| a.to_bits() == b.to_bits());
+            assert!(same, "{f:?}");
         }
+        exp_slice(&mut out, &xs);
+        assert!(out
+            .iter()
+            .zip(&xs)
+            .all(|(o, &x)| o.to_bits() == exp(x).to_bits()));
+        ln_slice(&mut out, &xs);
+        assert!(out
+            .iter()
+            .zip(&xs)
+            .all(|(o, &x)| o.to_bits() == ln(x).to_bits()));
         let xs32: Vec<f32> = xs.iter().map(|&x| x as f32).collect();
         let mut out32 = vec![0.0f32; xs.len()];
         sin_slice_f32(&mut out32, &xs32);
