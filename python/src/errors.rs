@@ -1,7 +1,8 @@
 //! Errors of the runtime as Python exceptions (the classes of `ndvm/errors.py`): a program that
 //! does not read or decode raises `ProgramSyntaxError` (a `SyntaxError` with line, column and
 //! the offending line), bad inputs raise `BindingError` (a `ValueError`), an error while a
-//! program runs raises `EvaluationError`, and a step, depth or memory limit `LimitError`.
+//! program runs raises `EvaluationError`, a step, depth or memory limit `LimitError`, and a
+//! failure of the host (a lost device, a bug of the runtime) `HostError`.
 
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
@@ -112,7 +113,7 @@ pub fn exception<'py>(
     } else {
         let name = match (e.origin(), e) {
             (Origin::Host, _) => "HostError",
-            (Origin::Inputs, _) | (_, Error::UnboundName { .. }) => "BindingError",
+            (Origin::Inputs, _) => "BindingError",
             (_, e) if e.is_resource_limit() => "LimitError",
             _ => "EvaluationError",
         };

@@ -276,7 +276,8 @@ pub enum Origin {
     /// domain, a value that cannot be differentiated, and the step, depth and memory limits the
     /// program runs into.
     Program,
-    /// The inputs bound to the program or the gradients asked of it.
+    /// The inputs bound to the program (one missing, or of the wrong shape or lane count) or
+    /// the gradients asked of it.
     Inputs,
     /// The host: a failed device, or a broken invariant of the runtime (a bug).
     Host,
@@ -286,7 +287,8 @@ impl Error {
     /// Whether the program, its inputs or the host is at fault.
     pub fn origin(&self) -> Origin {
         match self {
-            Error::Binding { .. } => Origin::Inputs,
+            // An unbound name is an input the program reads and the caller did not bind.
+            Error::Binding { .. } | Error::UnboundName { .. } => Origin::Inputs,
             Error::Device { .. } | Error::Internal { .. } => Origin::Host,
             _ => Origin::Program,
         }
@@ -305,10 +307,6 @@ mod tests {
         let span = Span { start: 0, end: 1 };
         let program = [
             Error::EmptyProgram,
-            Error::UnboundName {
-                name: "x".into(),
-                span,
-            },
             Error::StepBudget { limit: 1, span },
             Error::NotDifferentiable {
                 got: "a pair".into(),
@@ -317,11 +315,19 @@ mod tests {
         for e in program {
             assert_eq!(e.origin(), Origin::Program, "{e}");
         }
-        let input = Error::Binding {
-            name: "x".into(),
-            message: "missing".into(),
-        };
-        assert_eq!(input.origin(), Origin::Inputs);
+        let inputs = [
+            Error::Binding {
+                name: "x".into(),
+                message: "missing".into(),
+            },
+            Error::UnboundName {
+                name: "x".into(),
+                span,
+            },
+        ];
+        for e in inputs {
+            assert_eq!(e.origin(), Origin::Inputs, "{e}");
+        }
         for e in [
             Error::Device {
                 message: "lost".into(),

@@ -204,11 +204,11 @@ impl<R: Real> Payloads<R> {
 
     /// Drops every slot from `from` on but those of `keep` (sorted, each at or after `from`),
     /// whose numbers move down in order: `keep[i]` becomes slot `from + i`. For a run that
-    /// records no tape: a moved slot keeps no adjoint.
-    pub fn retain_since(&mut self, from: Slot, keep: &[Slot]) {
+    /// records no tape: a moved slot keeps no adjoint. Returns the numbers kept.
+    pub fn retain_since(&mut self, from: Slot, keep: &[Slot]) -> usize {
         let first = from.0 as usize;
         let Some(start) = self.slots.get(first).map(|i| i.offset) else {
-            return;
+            return 0;
         };
         let mut dst = start;
         for (k, s) in keep.iter().enumerate() {
@@ -222,6 +222,7 @@ impl<R: Real> Payloads<R> {
         }
         self.slots.truncate(first + keep.len());
         self.top = dst;
+        dst - start
     }
 
     /// Numbers in use (the end of the newest slot).

@@ -241,9 +241,14 @@ fn dispatch<T: Copy + Into<f64> + Narrow>(out: &mut [T], xs: &[T], f: Fun) {
 }
 
 /// [`slice_loop`], compiled for AVX2.
+///
+/// # Safety
+///
+/// The CPU must support AVX2. (An `unsafe fn`, as `target_feature` requires before Rust 1.86.)
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn slice_loop_avx2<T: Copy + Into<f64> + Narrow>(out: &mut [T], xs: &[T], f: Fun) {
+#[allow(unsafe_code)]
+unsafe fn slice_loop_avx2<T: Copy + Into<f64> + Narrow>(out: &mut [T], xs: &[T], f: Fun) {
     slice_loop(out, xs, f);
 }
 

@@ -9,8 +9,17 @@
 //! the body are bound again before they are read, a `define` is top-level only, and when the
 //! iteration made a pair or a closure (which could hold one) nothing is reclaimed.
 //!
-//! The work is amortised: a loop reclaims only once its iterations have made
-//! [`RECLAIM_NUMBERS`] numbers or [`RECLAIM_SLOTS`] slots past what survived last time.
+//! The work is amortised: a loop reclaims only once its iterations have made, past what
+//! survived last time, at least as much again as survived and at least [`RECLAIM_NUMBERS`]
+//! numbers, [`RECLAIM_SLOTS`] slots or [`RECLAIM_MASK_BYTES`] bytes of masks, so a large loop
+//! state is not copied every iteration.
+//!
+//! This rests on rules of the language that nothing else checks: no form assigns a variable
+//! made outside the iteration (there is no `set!`; `define` is top-level only), and the only
+//! write into an existing closure (a `letrec` binding read through a capture made before it
+//! was assigned, `Machine::late_capture`) copies a value made before the loop. A form that
+//! mutates (or a primitive that calls closures and keeps their results) must extend the roots
+//! here.
 
 use super::Machine;
 use crate::value::{MaskId, Slot, Value};
@@ -20,8 +29,8 @@ use shared_ir::Real;
 pub(crate) const RECLAIM_NUMBERS: usize = 1 << 16;
 /// Slots (beyond the survivors) an iteration may leave before the loop reclaims.
 pub(crate) const RECLAIM_SLOTS: usize = 1 << 12;
-/// Masks (beyond the survivors) an iteration may leave before the loop reclaims.
-pub(crate) const RECLAIM_MASKS: usize = 1 << 12;
+/// Bytes of masks (beyond the survivors) an iteration may leave before the loop reclaims.
+pub(crate) const RECLAIM_MASK_BYTES: usize = 1 << 16;
 
 /// The tops of the tables when a loop started, and when it next reclaims.
 #[derive(Copy, Clone, Debug)]
@@ -54,15 +63,27 @@ impl<R: Real> Machine<'_, R> {
         }
         let slots = self.s.pay.slot_infos().len();
         let masks = self.s.masks.count();
-        Some(Mark {
+        let mut mark = Mark {
             slots: slots as u32,
             masks: masks as u32,
             pairs: self.s.heap.pairs.len() as u32,
             closures: self.s.heap.closures.len() as u32,
-            slots_at: slots + RECLAIM_SLOTS,
-            numbers_at: self.s.pay.top() + RECLAIM_NUMBERS,
-            masks_at: masks + RECLAIM_MASKS,
-        })
+            slots_at: 0,
+            numbers_at: 0,
+            masks_at: 0,
+        };
+        self.next_reclaim(&mut mark, 0, 0, 0);
+        Some(mark)
+    }
+
+    /// Sets when `mark`'s loop next reclaims: once as much again as survived (`slots`,
+    /// `numbers`, `masks`) and at least the thresholds have been made.
+    fn next_reclaim(&self, mark: &mut Mark, slots: usize, numbers: usize, masks: usize) {
+        let s = &*self.s;
+        let mask_step = (RECLAIM_MASK_BYTES / s.pay.lanes().max(1)).max(16);
+        mark.slots_at = s.pay.slot_infos().len() + slots.max(RECLAIM_SLOTS);
+        mark.numbers_at = s.pay.top() + numbers.max(RECLAIM_NUMBERS);
+        mark.masks_at = s.masks.count() + masks.max(mask_step);
     }
 
     /// At a `recur` of the innermost loop: gives back what its iterations made that `roots`,
@@ -92,10 +113,13 @@ impl<R: Real> Machine<'_, R> {
         if grew {
             // A pair or closure made here may hold a newer slot: keep everything, and look
             // again only after as much more.
-            mark.slots_at = s.pay.slot_infos().len() + RECLAIM_SLOTS;
-            mark.numbers_at = s.pay.top() + RECLAIM_NUMBERS;
-            mark.masks_at = s.masks.count() + RECLAIM_MASKS;
-            set_mark(s.loops.last_mut(), mark);
+            let kept = (
+                s.pay.slot_infos().len() - mark.slots as usize,
+                s.pay.top(),
+                s.masks.count() - mark.masks as usize,
+            );
+            self.next_reclaim(&mut mark, kept.0, kept.1, kept.2);
+            set_mark(self.s.loops.last_mut(), mark);
             return;
         }
         let exit = s.loops.last().and_then(|st| st.exit);
@@ -122,7 +146,7 @@ impl<R: Real> Machine<'_, R> {
         keep_slots.dedup();
         keep_masks.sort_unstable_by_key(|m| m.0);
         keep_masks.dedup();
-        s.pay.retain_since(from_slot, &keep_slots);
+        let kept_numbers = s.pay.retain_since(from_slot, &keep_slots);
         s.masks.retain_since(from_mask, &keep_masks);
         let slot_of = |x: Slot| match keep_slots.binary_search(&x) {
             Ok(i) => Slot(from_slot.0 + i as u32),
@@ -141,15 +165,14 @@ impl<R: Real> Machine<'_, R> {
             *v = renumber(*v);
         }
         self.mask = mask_of(self.mask);
-        mark.slots_at = s.pay.slot_infos().len() + RECLAIM_SLOTS;
-        mark.numbers_at = s.pay.top() + RECLAIM_NUMBERS;
-        mark.masks_at = s.masks.count() + RECLAIM_MASKS;
         if let Some(st) = s.loops.last_mut() {
             st.exit = st.exit.map(renumber);
-            st.mark = Some(mark);
         }
+        let (kept_slots, kept_masks) = (keep_slots.len(), keep_masks.len());
         s.keep_slots = keep_slots;
         s.keep_masks = keep_masks;
+        self.next_reclaim(&mut mark, kept_slots, kept_numbers, kept_masks);
+        set_mark(self.s.loops.last_mut(), mark);
     }
 }
 
