@@ -176,7 +176,13 @@ fn auto_makes_no_gpu_instance_where_it_will_not_use_one() {
         path
     };
     let (few, many) = (lanes(4), lanes(300));
-    let log = [("RUST_LOG", "runtime_gpu=debug")];
+    // A cache of its own: the run that may use the GPU measures and caches the cost model,
+    // which must not race with the test of that cache.
+    let cache = dir.join("cache");
+    let log = [
+        ("RUST_LOG", "runtime_gpu=debug"),
+        ("NDVM_CACHE_DIR", cache.to_str().unwrap()),
+    ];
     let run = |csv: &std::path::Path, precision: &str| {
         let out = ndvm(
             &[
