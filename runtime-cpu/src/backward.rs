@@ -6,6 +6,7 @@ use crate::kernels::linalg::{col, col_mut};
 use crate::kernels::lu::LuScratch;
 use crate::kernels::{broadcast, linalg_grad as lg, Gate, Gated, Ungated, Width};
 use crate::mask::Masks;
+use crate::ops::dims;
 use crate::payload::{Payloads, SlotInfo, NO_ADJOINT};
 use crate::tape::{Entry, LinalgOp, Rec, Tape};
 use crate::value::{MaskId, Slot};
@@ -261,14 +262,6 @@ fn wide<'a, R: Real>(pay: &'a Payloads<R>, info: &SlotInfo, buf: &'a mut Vec<R>)
         data
     } else {
         broadcast(buf, data, pay.lanes())
-    }
-}
-
-fn dims(shape: Shape) -> (usize, usize) {
-    match shape {
-        Shape::Scalar => (1, 1),
-        Shape::Vector(n) => (n as usize, 1),
-        Shape::Matrix(r, c) => (r as usize, c as usize),
     }
 }
 

@@ -24,7 +24,7 @@ pub struct Scratch<R> {
 }
 
 /// Rows and columns of a shape (a vector is `n x 1`).
-fn dims(s: Shape) -> (usize, usize) {
+pub(crate) fn dims(s: Shape) -> (usize, usize) {
     match s {
         Shape::Scalar => (1, 1),
         Shape::Vector(n) => (n as usize, 1),

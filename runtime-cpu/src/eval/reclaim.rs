@@ -6,8 +6,8 @@
 //! the new values of the loop variables, the values of lanes that already left the loop and
 //! the active lanes hold: those are moved down to the mark, in order, and renumbered. Values
 //! made before the mark are never touched. Nothing else can hold a newer slot: frame slots of
-//! the body are bound again before they are read, a `define` is top-level only, and when the
-//! iteration made a pair or a closure (which could hold one) nothing is reclaimed.
+//! the body are bound again before they are read, a `define` is top-level only, and once an
+//! iteration has made a pair or a closure (which could hold one) the loop reclaims no more.
 //!
 //! The work is amortised: a loop reclaims only once its iterations have made, past what
 //! survived last time, at least as much again as survived and at least [`RECLAIM_NUMBERS`]
@@ -111,15 +111,11 @@ impl<R: Real> Machine<'_, R> {
         let grew = s.heap.pairs.len() != mark.pairs as usize
             || s.heap.closures.len() != mark.closures as usize;
         if grew {
-            // A pair or closure made here may hold a newer slot: keep everything, and look
-            // again only after as much more.
-            let kept = (
-                s.pay.slot_infos().len() - mark.slots as usize,
-                s.pay.top(),
-                s.masks.count() - mark.masks as usize,
-            );
-            self.next_reclaim(&mut mark, kept.0, kept.1, kept.2);
-            set_mark(self.s.loops.last_mut(), mark);
+            // A pair or closure made since the mark may hold a newer slot, and the heap never
+            // shrinks: this loop keeps everything from now on.
+            if let Some(st) = s.loops.last_mut() {
+                st.mark = None;
+            }
             return;
         }
         let exit = s.loops.last().and_then(|st| st.exit);
@@ -165,19 +161,14 @@ impl<R: Real> Machine<'_, R> {
             *v = renumber(*v);
         }
         self.mask = mask_of(self.mask);
-        if let Some(st) = s.loops.last_mut() {
-            st.exit = st.exit.map(renumber);
-        }
+        let exit = exit.map(renumber);
         let (kept_slots, kept_masks) = (keep_slots.len(), keep_masks.len());
         s.keep_slots = keep_slots;
         s.keep_masks = keep_masks;
         self.next_reclaim(&mut mark, kept_slots, kept_numbers, kept_masks);
-        set_mark(self.s.loops.last_mut(), mark);
-    }
-}
-
-fn set_mark(st: Option<&mut super::LoopState>, mark: Mark) {
-    if let Some(st) = st {
-        st.mark = Some(mark);
+        if let Some(st) = self.s.loops.last_mut() {
+            st.exit = exit;
+            st.mark = Some(mark);
+        }
     }
 }

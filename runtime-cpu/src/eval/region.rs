@@ -7,7 +7,7 @@
 
 use super::{EResult, Fault, Machine, State, Stop};
 use crate::error::Error;
-use crate::ops::compute;
+use crate::ops::{compute, dims};
 use crate::payload::{SlotInfo, NO_ADJOINT};
 use crate::tape::{LinalgOp, Rec};
 use crate::value::{Slot, Value};
@@ -15,16 +15,7 @@ use shared_ir::region::{
     encode_op, is_wide, MaskBits, OpRecord, Opcode, Region, RegionStats, MAX_LANE_WIDTH, NO_ADJ,
     SLOT_WORDS,
 };
-use shared_ir::{Real, Shape};
-
-/// Rows and columns of a shape (a vector is `n x 1`).
-pub(crate) fn dims(s: Shape) -> (usize, usize) {
-    match s {
-        Shape::Scalar => (1, 1),
-        Shape::Vector(n) => (n as usize, 1),
-        Shape::Matrix(r, c) => (r as usize, c as usize),
-    }
-}
+use shared_ir::Real;
 
 /// Numbers a record computes per lane, counting the inner loop of a product and n^3 for a
 /// factorisation: the cost model's measure, and the longest loop one invocation runs.
