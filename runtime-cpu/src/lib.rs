@@ -36,6 +36,7 @@
 //! | `mask.rs` | lane masks |
 //! | `heap.rs` | pairs and closures |
 //! | `eval/` | the evaluator |
+//! | `regions/` | the executor of per-lane ops: at once, or collected for a region device |
 //! | `ops.rs` | the CPU forward of every numeric op (one dispatch for both front ends) |
 //! | `kernels/` | numeric kernels over lanes, forward and reverse |
 //! | `tape.rs`, `backward.rs` | the reverse tape and its replay |
@@ -63,6 +64,7 @@ pub mod ops;
 pub mod payload;
 mod print;
 mod program;
+mod regions;
 pub mod schedule;
 mod session;
 pub mod syntax;
@@ -72,9 +74,10 @@ mod value;
 pub use bindings::{Binding, Bindings, Tensor};
 pub use decode::DecodeOptions;
 pub use error::{Error, Origin, Result};
-pub use eval::{Limits, RegionCounts};
+pub use eval::Limits;
 pub use print::{number as format_number, LaneValue};
 pub use program::Program;
+pub use regions::RegionCounts;
 pub use session::{GradSpec, Gradient, Outcome, RunOptions, Session, DEFAULT_LANE_BLOCK};
 pub use shared_ir::{Real, Shape};
 pub use syntax::Span;

@@ -5,13 +5,11 @@
 use crate::backward::{backward, Adjoints};
 use crate::bindings::{Binding, Bindings};
 use crate::error::{Error, Result};
-use crate::eval::{
-    encode_rec, encode_slots, host_numbers, read_stale, region_size, upload_ranges, Ctx, Fault,
-    Limits, Machine, RegionCounts, State, NO_CLOSURE,
-};
+use crate::eval::{Ctx, Fault, Limits, Machine, State, NO_CLOSURE};
 use crate::payload::NO_ADJOINT;
 use crate::print::{lane_value, LaneValue};
 use crate::program::Program;
+use crate::regions::RegionCounts;
 use crate::value::{MaskId, Slot, Value};
 use shared_ir::region::RegionDevice;
 use shared_ir::{Real, Shape};
@@ -381,17 +379,9 @@ impl<R: Real> Session<R> {
         let slots = &mut self.pools.slots;
         slots.clear();
         let l = group.len();
-        st.defer = match st.device.as_mut() {
-            Some(d) if !st.device_failed && l >= st.device_min_lanes => d.defer_at(l),
-            _ => false,
-        };
-        st.pending.clear();
-        st.pending_aux.clear();
-        st.region.clear();
-        st.synced = 0;
-        st.stale = 0..0;
+        let recording = st.regions.begin(l);
         st.pay
-            .reset_keeping(l, limits.max_memory / std::mem::size_of::<R>(), st.defer);
+            .reset_keeping(l, limits.max_memory / std::mem::size_of::<R>(), recording);
         st.masks.reset(l);
         st.heap.reset();
         st.tape.reset();
@@ -483,11 +473,15 @@ impl<R: Real> Session<R> {
                 return false;
             }
         };
-        if self.state.defer && self.device_wants_reverse() {
+        if self
+            .state
+            .regions
+            .wants_reverse(&self.state.tape, &self.state.pay)
+        {
             match self.reverse_on_device(result, group, inputs, seed, grads) {
                 Ok(()) => return false,
                 Err(message) => {
-                    if !self.state.falls_back(&message) {
+                    if !self.state.regions.falls_back(&message) {
                         for &lane in group {
                             values[lane] = Err(Error::Device {
                                 message: message.clone(),
@@ -499,8 +493,9 @@ impl<R: Real> Session<R> {
             }
         }
         // The CPU's reverse pass reads every value: those the device still holds come back.
-        if let Err(message) = read_stale(&mut self.state) {
-            if self.state.falls_back(&message) {
+        let st = &mut self.state;
+        if let Err(message) = st.regions.read_stale(&mut st.pay) {
+            if st.regions.falls_back(&message) {
                 return true;
             }
             for &lane in group {
@@ -550,36 +545,20 @@ impl<R: Real> Session<R> {
     /// With a device, per-lane numeric work is collected into regions that the device runs
     /// when its cost model says so; results are the same up to the device's arithmetic.
     pub fn set_device(&mut self, device: Option<Box<dyn RegionDevice<R>>>) {
-        self.state.device_min_lanes = device.as_ref().map_or(1, |d| d.min_lanes());
-        self.state.device = device;
-        self.state.device_failed = false;
+        self.state.regions.attach(device);
     }
 
     /// The attached region device.
     pub fn device(&self) -> Option<&dyn RegionDevice<R>> {
-        self.state.device.as_deref()
+        self.state.regions.device()
     }
 
     /// How many regions ran on the device and on the CPU, over the session's life.
     pub fn region_counts(&self) -> RegionCounts {
-        self.state.region_stats
+        self.state.regions.counts()
     }
 
-    fn device_wants_reverse(&mut self) -> bool {
-        let st = &mut self.state;
-        if st.tape.entries.is_empty() {
-            return false;
-        }
-        let mut stats = region_size(st, st.tape.entries.iter().map(|e| e.rec), true);
-        if st.device.is_some() {
-            stats.upload = host_numbers(st);
-            // At most the adjoints of the inputs, the first of the arena.
-            stats.download = st.pay.adjoint_len().min(st.pay.lanes() * 64);
-        }
-        st.device.as_mut().is_some_and(|d| d.wants(&stats))
-    }
-
-    /// The reverse pass on the device: the tape as a region, run backwards from the seed.
+    /// The reverse pass on the device, and the gradients read from the adjoints it returns.
     fn reverse_on_device(
         &mut self,
         result: Slot,
@@ -599,42 +578,17 @@ impl<R: Real> Session<R> {
                 read = read.max(info.adj + info.n() * l);
             }
         }
-        if res.adj == NO_ADJOINT || read == 0 {
+        let adj = if res.adj == NO_ADJOINT || read == 0 {
             // Nothing reaches a differentiated input: every gradient is zero.
-            for (inp, &slot) in inputs.iter().zip(slots) {
-                let Some(k) = inp.grad else { continue };
-                let n = st.pay.info(slot).n();
-                for &lane in group {
-                    grads[k].per_lane[lane * n..(lane + 1) * n].fill(0.0);
-                }
-            }
-            return Ok(());
-        }
-        encode_slots(&mut st.region, st.pay.slot_infos());
-        st.region.ops.clear();
-        st.region.aux.clear();
-        st.region.lanes = l as u32;
-        for e in &st.tape.entries {
-            encode_rec(&mut st.region, &e.rec, e.mask.0, &st.tape.aux);
-        }
-        let seeds: Vec<R> = match seed {
-            None => vec![R::ONE; l],
-            Some(w) => group.iter().map(|&lane| R::from_f64(w[lane])).collect(),
+            Vec::new()
+        } else {
+            let seeds: Vec<R> = match seed {
+                None => vec![R::ONE; l],
+                Some(w) => group.iter().map(|&lane| R::from_f64(w[lane])).collect(),
+            };
+            st.regions
+                .reverse(&st.tape, &st.pay, &st.masks, (res.adj, &seeds), read)?
         };
-        let masks = st.masks.bits();
-        let top = st.pay.top();
-        upload_ranges(st, false);
-        let device = st.device.as_mut().expect("checked by the caller");
-        let adj = device.reverse(
-            &st.region,
-            &masks,
-            &st.pay.data()[..top],
-            &st.upload,
-            st.pay.adjoint_len(),
-            (res.adj, &seeds),
-            read,
-        )?;
-        st.region_stats.device_reverse += 1;
         for (inp, &slot) in inputs.iter().zip(slots) {
             let Some(k) = inp.grad else { continue };
             let info = st.pay.info(slot);
@@ -642,7 +596,7 @@ impl<R: Real> Session<R> {
             let n = g.shape.len();
             for e in 0..n {
                 for (i, &lane) in group.iter().enumerate() {
-                    g.per_lane[lane * n + e] = if info.adj == NO_ADJOINT {
+                    g.per_lane[lane * n + e] = if info.adj == NO_ADJOINT || adj.is_empty() {
                         0.0
                     } else {
                         adj[info.adj + e * l + i].to_f64()

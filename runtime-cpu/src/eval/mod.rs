@@ -25,16 +25,13 @@ use crate::error::Error;
 use crate::heap::Heap;
 use crate::mask::Masks;
 use crate::payload::Payloads;
+use crate::regions::Regions;
 use crate::syntax::Span;
-use crate::tape::{Rec, Tape};
+use crate::tape::Tape;
 use crate::value::{MaskId, Slot, Value};
-use shared_ir::region::{Region, RegionDevice};
 use shared_ir::Real;
 
 pub(crate) use control::LoopState;
-pub(crate) use region::{
-    encode_rec, encode_slots, host_numbers, read_stale, stats as region_size, upload_ranges,
-};
 
 /// Where evaluation is: the frame base on the value stack and the running closure.
 #[derive(Copy, Clone, Debug)]
@@ -108,57 +105,13 @@ pub struct State<R> {
     pub(crate) loops: Vec<LoopState>,
     pub(crate) scratch: crate::ops::Scratch<R>,
     pub(crate) grad: Scratch<R>,
-    /// True when per-lane ops are collected into regions rather than computed at once.
-    pub(crate) defer: bool,
-    /// The records of the pending region.
-    pub(crate) pending: Vec<Rec>,
-    /// Pack parts of the pending region.
-    pub(crate) pending_aux: Vec<Slot>,
     /// Pack parts of the op being made.
     pub(crate) parts: Vec<Slot>,
-    /// The device that runs regions, if one is attached.
-    pub(crate) device: Option<Box<dyn RegionDevice<R>>>,
-    /// The device's [`RegionDevice::min_lanes`].
-    pub(crate) device_min_lanes: usize,
-    /// The encoded region (its slot table grows over a walk).
-    pub(crate) region: Region,
-    /// Slots of the walk the device has seen (the host's numbers in them, or its own results).
-    pub(crate) synced: usize,
-    /// Numbers of the arena whose values are the device's results, not yet read back.
-    pub(crate) stale: std::ops::Range<usize>,
-    /// The ranges of the arena to send the device on its next call.
-    pub(crate) upload: Vec<std::ops::Range<usize>>,
-    /// Scratch of [`region::upload_ranges`]: the slots the pending region computes.
-    pub(crate) computed: Vec<bool>,
-    /// Set when the device failed and the session goes on without it (`auto`).
-    pub(crate) device_failed: bool,
-    /// Counts of regions run, over the session's life.
-    pub(crate) region_stats: RegionCounts,
+    /// The executor of per-lane numeric ops, with the device it may hand regions to.
+    pub(crate) regions: Regions<R>,
     /// Scratch of a loop giving back its dead slots: the slots and masks that survive.
     pub(crate) keep_slots: Vec<Slot>,
     pub(crate) keep_masks: Vec<MaskId>,
-}
-
-/// How many regions ran where, and how many ops they held.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct RegionCounts {
-    /// Regions the device ran (forward).
-    pub device_regions: u64,
-    /// Regions the CPU kernels ran after they were collected.
-    pub cpu_regions: u64,
-    /// Reverse passes the device ran.
-    pub device_reverse: u64,
-    /// Ops in the collected regions.
-    pub ops: u64,
-}
-
-impl std::ops::AddAssign for RegionCounts {
-    fn add_assign(&mut self, o: RegionCounts) {
-        self.device_regions += o.device_regions;
-        self.cpu_regions += o.cpu_regions;
-        self.device_reverse += o.device_reverse;
-        self.ops += o.ops;
-    }
 }
 
 /// One run of one program over one batch of lanes.

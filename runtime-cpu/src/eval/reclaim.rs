@@ -58,7 +58,7 @@ impl<R: Real> Machine<'_, R> {
     /// The mark of a loop starting now, or `None` when its iterations must keep every slot
     /// (a tape is recorded, or the ops are collected for a device).
     pub(crate) fn loop_mark(&self) -> Option<Mark> {
-        if self.taping || self.s.defer {
+        if self.taping || self.s.regions.recording() {
             return None;
         }
         let slots = self.s.pay.slot_infos().len();
