@@ -23,7 +23,7 @@ fn kalman_lanes<R: Real>(c: &mut Criterion) {
         group.throughput(Throughput::Elements(lanes as u64));
         group.bench_with_input(BenchmarkId::new("b", lanes), &lanes, |b, _| {
             b.iter(|| {
-                let out = session.evaluate(&program, &bindings, &options);
+                let out = session.run(&program, &bindings, &options);
                 black_box(out.expect("bound").lanes)
             })
         });
@@ -65,7 +65,7 @@ fn small_programs(c: &mut Criterion) {
         };
         group.bench_function(&p.name, |b| {
             b.iter(|| {
-                let out = session.evaluate(&program, &bindings, &options);
+                let out = session.run(&program, &bindings, &options);
                 black_box(out.expect("bound").lanes)
             })
         });

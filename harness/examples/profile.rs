@@ -49,11 +49,7 @@ fn main() {
     if let Ok(iters) = std::env::var("NDVM_ITERS") {
         // A fixed count, for instruction-counting profilers.
         for _ in 0..iters.parse::<u64>().expect("a count") {
-            std::hint::black_box(
-                session
-                    .evaluate(&program, &bindings, &options)
-                    .expect("bound"),
-            );
+            std::hint::black_box(session.run(&program, &bindings, &options).expect("bound"));
         }
         return;
     }
@@ -61,11 +57,7 @@ fn main() {
     let mut n = 0u64;
     while start.elapsed() < Duration::from_secs_f64(secs) {
         for _ in 0..100 {
-            std::hint::black_box(
-                session
-                    .evaluate(&program, &bindings, &options)
-                    .expect("bound"),
-            );
+            std::hint::black_box(session.run(&program, &bindings, &options).expect("bound"));
         }
         n += 100;
     }

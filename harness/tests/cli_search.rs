@@ -146,6 +146,7 @@ fn every_reported_program_gives_the_reported_nmse() {
         }
         let out = Session::<f64>::new()
             .run(&program, &b, &RunOptions::default())
+            .cloned()
             .unwrap();
         let mse = out
             .values

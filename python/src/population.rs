@@ -88,7 +88,7 @@ fn run_one(
         Precision::F32 => sessions.1.run(&program, &inputs.bindings, &options),
     };
     match r {
-        Ok(out) => Ok((program, out)),
+        Ok(out) => Ok((program, out.clone())),
         Err(e) => Err(failure(e, Stage::Run, Some(program))),
     }
 }

@@ -125,8 +125,12 @@ impl Program {
     fn run(&self, py: Python<'_>, inputs: &Inputs, grad: GradSpec) -> PyResult<Outcome> {
         let options = self.options(grad);
         let r = py.detach(|| match &self.engine {
-            Engine::F64(s) => lock(s).run(&self.program, &inputs.bindings, &options),
-            Engine::F32(s) => lock(s).run(&self.program, &inputs.bindings, &options),
+            Engine::F64(s) => lock(s)
+                .run(&self.program, &inputs.bindings, &options)
+                .cloned(),
+            Engine::F32(s) => lock(s)
+                .run(&self.program, &inputs.bindings, &options)
+                .cloned(),
         });
         r.map_err(|e| self.error(py, &e, None))
     }
@@ -457,10 +461,10 @@ impl Program {
                 o: &RunOptions,
                 n: usize,
             ) -> Result<f64, Error> {
-                s.evaluate(p, b, o)?;
+                s.run(p, b, o)?;
                 let t = Instant::now();
                 for _ in 0..n {
-                    std::hint::black_box(s.evaluate(p, b, o)?);
+                    std::hint::black_box(s.run(p, b, o)?);
                 }
                 Ok(t.elapsed().as_secs_f64() / n.max(1) as f64)
             }

@@ -17,7 +17,7 @@
 //!     .lanes("x", vec![0.0, 1.0, 2.0])
 //!     .unwrap();
 //! let options = RunOptions { grad: GradSpec::Some(vec!["a".into()]), ..Default::default() };
-//! let out = Session::<f64>::new().run(&program, &bindings, &options).unwrap();
+//! let out = Session::<f64>::new().run(&program, &bindings, &options).cloned().unwrap();
 //! assert_eq!(out.lanes, 3);
 //! assert_eq!(out.values[0].as_ref().unwrap().as_number(), Some(2.0));
 //! // d/da on each lane is exp(-b x); summed over lanes for the uniform input.

@@ -124,7 +124,7 @@ struct Pools {
     slots: Vec<Slot>,
     /// One input's adjoint, lane-wide.
     buf: Vec<f64>,
-    /// The outcome [`Session::evaluate`] fills and lends out.
+    /// The outcome [`Session::run`] fills and lends out.
     outcome: Outcome,
 }
 
@@ -141,24 +141,13 @@ impl<R: Real> Session<R> {
         Session::default()
     }
 
-    /// Runs `program` on `bindings`.
+    /// Runs `program` on `bindings`. The outcome lives in the session and is overwritten by
+    /// the next run, so repeated evaluation (an optimiser's steps) allocates nothing once
+    /// warm; clone it to keep it.
     ///
     /// Errors here concern the inputs (a missing binding, an unknown gradient name); errors of
     /// the program are reported per lane in [`Outcome::values`].
     pub fn run(
-        &mut self,
-        program: &Program,
-        bindings: &Bindings,
-        options: &RunOptions,
-    ) -> Result<Outcome> {
-        let mut out = Outcome::default();
-        self.run_into(program, bindings, options, &mut out)?;
-        Ok(out)
-    }
-
-    /// Like [`Session::run`], but the outcome lives in the session and is overwritten by the
-    /// next call: repeated evaluation (an optimiser's steps) allocates nothing once warm.
-    pub fn evaluate(
         &mut self,
         program: &Program,
         bindings: &Bindings,
@@ -171,7 +160,7 @@ impl<R: Real> Session<R> {
     }
 
     /// Runs into `out`, reusing its buffers.
-    pub fn run_into(
+    fn run_into(
         &mut self,
         program: &Program,
         bindings: &Bindings,

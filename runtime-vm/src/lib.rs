@@ -24,7 +24,7 @@
 //!     .lanes("x", vec![1.5, 0.0])
 //!     .unwrap();
 //! let opts = Options { grad: Grad::All, ..Default::default() };
-//! let out = Vm::<f64>::new().run(&prog, &bindings, &opts).unwrap();
+//! let out = Vm::<f64>::new().run(&prog, &bindings, &opts).cloned().unwrap();
 //! assert!((out.value(0)[0] - 0.068753).abs() < 1e-6);
 //! assert_eq!(out.value(1)[0], 1.7);
 //! assert_eq!(out.grad("b").unwrap().per_lane, vec![1.0, 1.0]);

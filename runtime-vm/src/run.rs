@@ -119,21 +119,10 @@ impl<R: Real> Vm<R> {
         Vm::default()
     }
 
-    /// Runs `prog` on `bindings`: every lane's result, and gradients when asked.
-    pub fn run(&mut self, prog: &Program, bindings: &Bindings, opts: &Options) -> Result<Outcome> {
-        let mut out = Outcome::default();
-        self.run_into(prog, bindings, opts, &mut out)?;
-        Ok(out)
-    }
-
-    /// Like [`Vm::run`], but the outcome lives in the VM and is overwritten by the next call:
-    /// repeated evaluation allocates nothing once warm.
-    pub fn evaluate(
-        &mut self,
-        prog: &Program,
-        bindings: &Bindings,
-        opts: &Options,
-    ) -> Result<&Outcome> {
+    /// Runs `prog` on `bindings`: every lane's result, and gradients when asked. The outcome
+    /// lives in the VM and is overwritten by the next run, so repeated evaluation allocates
+    /// nothing once warm; clone it to keep it.
+    pub fn run(&mut self, prog: &Program, bindings: &Bindings, opts: &Options) -> Result<&Outcome> {
         let mut out = std::mem::take(&mut self.outcome);
         let r = self.run_into(prog, bindings, opts, &mut out);
         self.outcome = out;
@@ -141,7 +130,7 @@ impl<R: Real> Vm<R> {
     }
 
     /// Runs into `out`, reusing its buffers.
-    pub fn run_into(
+    fn run_into(
         &mut self,
         prog: &Program,
         bindings: &Bindings,

@@ -86,7 +86,10 @@ fn check(c: &Case) -> Result<(), TestCaseError> {
         ..Default::default()
     };
     let mut session = Session::<f64>::new();
-    let out = session.run(&program, &uniform, &opts).expect("bound");
+    let out = session
+        .run(&program, &uniform, &opts)
+        .cloned()
+        .expect("bound");
     let f = out.values[0]
         .as_ref()
         .expect("runs")

@@ -19,7 +19,7 @@ fn limited(mb: usize) -> RunOptions {
 
 fn values(src: &str, b: &Bindings, opts: &RunOptions) -> Vec<Result<f64, Error>> {
     let p = Program::parse(src).unwrap();
-    let out = Session::<f64>::new().run(&p, b, opts).unwrap();
+    let out = Session::<f64>::new().run(&p, b, opts).cloned().unwrap();
     out.values
         .into_iter()
         .map(|v| v.map(|v| v.as_number().expect("a number")))

@@ -16,6 +16,7 @@ fn run<R: Real>(p: &SuiteProgram, options: DecodeOptions) -> Outcome {
     };
     Session::<R>::new()
         .run(&program, &p.bindings(), &opts)
+        .cloned()
         .unwrap_or_else(|e| panic!("{}: {e}", p.name))
 }
 

@@ -86,7 +86,10 @@ fn run(device: Option<Failing>) -> Outcome {
     };
     let mut session = Session::<f32>::new();
     session.set_device(device.map(|d| Box::new(d) as Box<dyn RegionDevice<f32>>));
-    session.run(&program, &bindings, &options).expect("bound")
+    session
+        .run(&program, &bindings, &options)
+        .cloned()
+        .expect("bound")
 }
 
 fn numbers(out: &Outcome) -> Vec<u32> {

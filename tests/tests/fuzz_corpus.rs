@@ -34,7 +34,10 @@ fn corpus_matches_reference_and_finite_differences() {
             grad: GradSpec::All,
             ..Default::default()
         };
-        let out = session.run(&p, &bind(&r.params), &opts).expect("bound");
+        let out = session
+            .run(&p, &bind(&r.params), &opts)
+            .cloned()
+            .expect("bound");
         let v = out.values[0]
             .as_ref()
             .expect("runs")

@@ -57,7 +57,10 @@ fn compare(
         lane_block: 0,
         ..Default::default()
     };
-    let want = Session::<f32>::new().run(program, b, &opts).expect("bound");
+    let want = Session::<f32>::new()
+        .run(program, b, &opts)
+        .cloned()
+        .expect("bound");
     let got = gpu.run(program, b, &opts).expect("bound");
     let mut bad = Vec::new();
     for l in 0..want.lanes {
@@ -385,10 +388,11 @@ fn both(
     };
     let cpu = Session::<f32>::new()
         .run(&program, &b, &opts)
+        .cloned()
         .expect("bound");
     let mut gpu = Session::<f32>::new();
     gpu.set_device(Some(Box::new(device)));
-    let got = gpu.run(&program, &b, &opts).expect("bound");
+    let got = gpu.run(&program, &b, &opts).cloned().expect("bound");
     (cpu, got)
 }
 

@@ -25,7 +25,10 @@ fn nll(p: &Program, d: usize, q: f64, r: f64, grad: bool) -> (f64, Vec<f64>) {
         },
         ..Default::default()
     };
-    let out = Session::<f64>::new().run(p, &b, &opts).expect("bound");
+    let out = Session::<f64>::new()
+        .run(p, &b, &opts)
+        .cloned()
+        .expect("bound");
     let v = out.values[0]
         .as_ref()
         .expect("runs")

@@ -54,7 +54,10 @@ fn check(
         ..Default::default()
     };
     let mut session = Session::<f64>::new();
-    let out = session.run(program, &batched, &opts).expect("bound");
+    let out = session
+        .run(program, &batched, &opts)
+        .cloned()
+        .expect("bound");
     assert_eq!(out.lanes, lanes);
     for l in 0..lanes {
         let mut single = uniform.clone();
@@ -146,14 +149,14 @@ fn a_nan_lane_never_reaches_another_lane() {
         grad: GradSpec::All,
         ..Default::default()
     };
-    let out = Session::<f64>::new().run(&p, &b, &opts).unwrap();
+    let out = Session::<f64>::new().run(&p, &b, &opts).cloned().unwrap();
     let ga = out.grad("a").unwrap();
     let gx = out.grad("x").unwrap();
     assert_eq!(ga.per_lane, vec![2.0, -1.0, 3.0]);
     assert_eq!(gx.per_lane, vec![0.5, 2.0, 1.0 / 3.0]);
     assert_eq!(ga.sum, vec![4.0]);
     let p = Program::parse("(+ (sqrt x) (* a x))").unwrap();
-    let out = Session::<f64>::new().run(&p, &b, &opts).unwrap();
+    let out = Session::<f64>::new().run(&p, &b, &opts).cloned().unwrap();
     let ga = out.grad("a").unwrap();
     assert_eq!(ga.per_lane[0], 4.0);
     assert_eq!(ga.per_lane[2], 9.0);
@@ -184,6 +187,7 @@ fn lane_blocks_give_the_same_results_as_one_walk() {
                 ..Default::default()
             },
         )
+        .cloned()
         .unwrap();
     let blocked = session
         .run(
@@ -220,7 +224,7 @@ fn sixty_five_thousand_lanes_run_in_one_batch() {
         ..Default::default()
     };
     let mut session = Session::<f64>::new();
-    let out = session.run(&p, &b, &opts).unwrap();
+    let out = session.run(&p, &b, &opts).cloned().unwrap();
     assert_eq!(out.lanes, lanes);
     assert_eq!(out.walks, 1);
     for l in (0..lanes).step_by(4099) {

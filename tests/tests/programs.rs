@@ -475,6 +475,7 @@ fn run_ok_file(path: &str) {
     let b = bindings(&h);
     let out = Session::<f64>::new()
         .run(&program, &b, &run_options(&h))
+        .cloned()
         .unwrap_or_else(|e| panic!("{path}: run failed: {} {e}", variant(&e)));
     check_time(&h, start, path);
     let tol = h.tol.unwrap_or(1e-9);
@@ -553,7 +554,10 @@ fn stage_error(source: &str, h: &Header) -> (String, Error) {
         Ok(p) => p,
         Err(e) => return ("parse".into(), e),
     };
-    let out = match Session::<f64>::new().run(&program, &bindings(h), &run_options(h)) {
+    let out = match Session::<f64>::new()
+        .run(&program, &bindings(h), &run_options(h))
+        .cloned()
+    {
         Ok(o) => o,
         Err(e) => return ("run".into(), e),
     };
@@ -646,6 +650,7 @@ fn nesting_below_the_decoder_limit_runs() {
     let program = Program::parse(&src).expect("2000 nested calls decode");
     let out = Session::<f64>::new()
         .run(&program, &Bindings::new(), &RunOptions::default())
+        .cloned()
         .expect("runs");
     assert_eq!(out.values[0], Ok(LaneValue::Number(n as f64)));
 }
@@ -663,7 +668,9 @@ fn ten_megabyte_flat_sum() {
     assert!(src.len() >= 10_000_000);
     let start = Instant::now();
     let result = Program::parse(&src).and_then(|p| {
-        let out = Session::<f64>::new().run(&p, &Bindings::new(), &RunOptions::default())?;
+        let out = Session::<f64>::new()
+            .run(&p, &Bindings::new(), &RunOptions::default())
+            .cloned()?;
         out.values[0].clone()
     });
     let took = start.elapsed();
@@ -695,6 +702,7 @@ fn ten_megabyte_chain_of_defines() {
     };
     let out = Session::<f64>::new()
         .run(&program, &b, &options)
+        .cloned()
         .expect("runs");
     let took = start.elapsed();
     match &out.values[0] {
@@ -714,6 +722,7 @@ fn deeply_nested_result_prints() {
     let program = Program::parse(&src).expect("decodes");
     let out = Session::<f64>::new()
         .run(&program, &Bindings::new(), &RunOptions::default())
+        .cloned()
         .expect("runs");
     let text = match &out.values[0] {
         Ok(v) => v.to_scheme(),

@@ -13,6 +13,7 @@ fn steps_allowed(limit: u64, src: &str) -> bool {
     };
     Session::<f64>::new()
         .run(&p, &Bindings::new(), &opts)
+        .cloned()
         .unwrap()
         .values[0]
         .is_ok()
@@ -33,7 +34,7 @@ fn repeated_gradient_names_are_counted_once() {
         grad: GradSpec::Some(vec!["a".into(), "a".into()]),
         ..Default::default()
     };
-    let out = Session::<f64>::new().run(&p, &b, &opts).unwrap();
+    let out = Session::<f64>::new().run(&p, &b, &opts).cloned().unwrap();
     assert_eq!(out.grads.len(), 1);
     assert_eq!(out.grads[0].per_lane, vec![3.0]);
 }
@@ -43,6 +44,7 @@ fn a_leading_byte_order_mark_is_ignored() {
     let p = Program::parse("\u{feff}(+ 1 2)").unwrap();
     let out = Session::<f64>::new()
         .run(&p, &Bindings::new(), &RunOptions::default())
+        .cloned()
         .unwrap();
     assert_eq!(out.values[0].as_ref().unwrap().as_number(), Some(3.0));
 }
@@ -52,6 +54,7 @@ fn numbers_inside_lists_print_in_the_run_precision() {
     let p = Program::parse("(list 1 0.1)").unwrap();
     let out = Session::<f32>::new()
         .run(&p, &Bindings::new(), &RunOptions::default())
+        .cloned()
         .unwrap();
     assert_eq!(out.values[0].as_ref().unwrap().to_scheme(), "(1 0.1)");
 }
@@ -69,7 +72,7 @@ fn adjoints_are_clean_after_every_run() {
         ..Default::default()
     };
     let mut s = Session::<f64>::new();
-    let first = s.run(&p, &b, &opts).unwrap();
+    let first = s.run(&p, &b, &opts).cloned().unwrap();
     let second = s.run(&p, &b, &opts).unwrap();
     assert_eq!(first.grads, second.grads);
 }
@@ -85,7 +88,7 @@ fn memory_limit_without_a_form_has_no_span() {
         },
         ..Default::default()
     };
-    let out = Session::<f64>::new().run(&p, &b, &opts).unwrap();
+    let out = Session::<f64>::new().run(&p, &b, &opts).cloned().unwrap();
     let e = out.common_error().expect("every lane fails");
     assert!(
         matches!(e, runtime_cpu::Error::MemoryLimit { span: None, .. }),
@@ -105,7 +108,7 @@ fn seeds_weight_each_lanes_gradient() {
         seed: Some(vec![0.5, 0.0, -1.0]),
         ..Default::default()
     };
-    let out = Session::<f64>::new().run(&p, &b, &opts).unwrap();
+    let out = Session::<f64>::new().run(&p, &b, &opts).cloned().unwrap();
     assert_eq!(out.grad("a").unwrap().per_lane, vec![0.5, 0.0, -3.0]);
     assert_eq!(out.grad("a").unwrap().sum, vec![-2.5]);
     assert_eq!(out.grad("x").unwrap().per_lane, vec![1.0, 0.0, -2.0]);

@@ -160,6 +160,7 @@ fn vm_in<R: Real>(w: &Workload, lanes: &[Lane]) -> Run {
     };
     let out = Vm::<R>::new()
         .run(&prog, &bindings(lanes), &opts)
+        .cloned()
         .expect("runs");
     assert_eq!(out.lanes, lanes.len());
     Run {
@@ -184,6 +185,7 @@ fn cpu_in<R: Real>(scm: &str, lanes: &[Lane]) -> Run {
     };
     let out = Session::<R>::new()
         .run(&prog, &bindings(lanes), &opts)
+        .cloned()
         .expect("runs");
     Run {
         values: out
@@ -353,7 +355,10 @@ fn a_dead_lanes_nan_stays_there() {
         grad: Grad::All,
         ..Default::default()
     };
-    let out = Vm::<f64>::new().run(&prog, &b, &opts).expect("runs");
+    let out = Vm::<f64>::new()
+        .run(&prog, &b, &opts)
+        .cloned()
+        .expect("runs");
     assert_eq!(out.values, vec![0.0, 1.5, 0.0]);
     assert_eq!(out.grad("x").unwrap().per_lane, vec![2.0, -0.75, 2.0]);
     assert_eq!(out.grad("b").unwrap().per_lane, vec![0.0, 0.5, 0.0]);
@@ -391,7 +396,10 @@ fn suite_programs_in_assembly() {
             ..Default::default()
         };
         let b = p.bindings();
-        let ours = Vm::<f64>::new().run(&prog, &b, &opts).expect("runs");
+        let ours = Vm::<f64>::new()
+            .run(&prog, &b, &opts)
+            .cloned()
+            .expect("runs");
         let cpu_prog = runtime_cpu::Program::parse(&p.src).expect("parses");
         let cpu_opts = RunOptions {
             grad: GradSpec::All,
@@ -399,6 +407,7 @@ fn suite_programs_in_assembly() {
         };
         let twin = Session::<f64>::new()
             .run(&cpu_prog, &b, &cpu_opts)
+            .cloned()
             .expect("runs");
         let v = twin.values[0].as_ref().unwrap().as_number().unwrap();
         assert!(same(ours.values[0], v), "{name}: {} vs {v}", ours.values[0]);

@@ -136,7 +136,7 @@ pub fn run_with<R: Real>(
 ) -> Result<Run, String> {
     Session::<R>::new()
         .run(program, bindings, options)
-        .map(|o| Run::read(&o))
+        .map(Run::read)
         .map_err(|e| format!("{e:?}"))
 }
 
@@ -174,6 +174,7 @@ pub fn blocked(program: &Program, case: &Case, k: usize) -> Result<Run, String> 
                     WORKER.with(|s| {
                         s.borrow_mut()
                             .run(program, &bindings(case, lanes), &options(true))
+                            .cloned()
                             .map_err(|e| format!("{e:?}"))
                     })
                 })

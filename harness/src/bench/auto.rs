@@ -43,10 +43,10 @@ fn time(
     let (mut cpu, mut auto) = (session(DeviceChoice::Cpu), session(DeviceChoice::Auto));
     paired_seconds_per_call(
         || {
-            std::hint::black_box(cpu.evaluate(program, b, opts).expect("bound"));
+            std::hint::black_box(cpu.run(program, b, opts).expect("bound"));
         },
         || {
-            std::hint::black_box(auto.evaluate(program, b, opts).expect("bound"));
+            std::hint::black_box(auto.run(program, b, opts).expect("bound"));
         },
         min_sample,
         samples,

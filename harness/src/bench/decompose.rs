@@ -194,6 +194,7 @@ fn forward(p: &SuiteProgram, cfg: &Config) -> Vec<ForwardRow> {
     let vm_prog = asm.map(|a| runtime_vm::Program::parse(a).expect("assembles"));
     let value = Session::<f64>::new()
         .run(&program, &bindings, &none)
+        .cloned()
         .expect("bound")
         .values[0]
         .as_ref()
@@ -207,7 +208,10 @@ fn forward(p: &SuiteProgram, cfg: &Config) -> Vec<ForwardRow> {
         diff = f64::INFINITY;
     }
     if let Some(vp) = &vm_prog {
-        let out = Vm::<f64>::new().run(vp, &bindings, &vm_none).expect("runs");
+        let out = Vm::<f64>::new()
+            .run(vp, &bindings, &vm_none)
+            .cloned()
+            .expect("runs");
         diff = diff.max(rel(out.values[0], value));
     }
     let time = |f: &mut dyn FnMut()| seconds_per_call(f, cfg.min_sample, cfg.samples) * 1e6;
@@ -220,12 +224,12 @@ fn forward(p: &SuiteProgram, cfg: &Config) -> Vec<ForwardRow> {
             });
             let mut session = Session::<f64>::new();
             cpu_us = time(&mut || {
-                black_box(session.evaluate(&program, &bindings, &none).expect("bound"));
+                black_box(session.run(&program, &bindings, &none).expect("bound"));
             });
             let mut vm = Vm::<f64>::new();
             vm_us = vm_prog.as_ref().map(|vp| {
                 time(&mut || {
-                    black_box(vm.evaluate(vp, &bindings, &vm_none).expect("runs"));
+                    black_box(vm.run(vp, &bindings, &vm_none).expect("runs"));
                 })
             });
         } else {
@@ -235,7 +239,7 @@ fn forward(p: &SuiteProgram, cfg: &Config) -> Vec<ForwardRow> {
             });
             cpu_us = time(&mut || {
                 let prog = Program::parse(&p.src).expect("parses");
-                let out = Session::<f64>::new().run(&prog, &bindings, &none);
+                let out = Session::<f64>::new().run(&prog, &bindings, &none).cloned();
                 black_box(out.expect("bound"));
             });
             vm_us = asm.map(|a| {
@@ -244,6 +248,7 @@ fn forward(p: &SuiteProgram, cfg: &Config) -> Vec<ForwardRow> {
                     black_box(
                         Vm::<f64>::new()
                             .run(&vp, &bindings, &vm_none)
+                            .cloned()
                             .expect("runs"),
                     );
                 })
@@ -297,8 +302,12 @@ fn grad(p: &SuiteProgram, cfg: &Config) -> Vec<GradRow> {
         let check = vm_prog.as_ref().map(|vp| {
             let cpu = Session::<f64>::new()
                 .run(&program, &b, &opts)
+                .cloned()
                 .expect("bound");
-            let vm = Vm::<f64>::new().run(vp, &b, &vm_opts).expect("runs");
+            let vm = Vm::<f64>::new()
+                .run(vp, &b, &vm_opts)
+                .cloned()
+                .expect("runs");
             vm_vs_cpu(&cpu, &vm)
         });
         for cached in cfg.settings() {
@@ -306,23 +315,33 @@ fn grad(p: &SuiteProgram, cfg: &Config) -> Vec<GradRow> {
             if cached {
                 let mut session = Session::<f64>::new();
                 cpu_us = time(&mut || {
-                    black_box(session.evaluate(&program, &b, &opts).expect("bound"));
+                    black_box(session.run(&program, &b, &opts).expect("bound"));
                 });
                 let mut vm = Vm::<f64>::new();
                 vm_us = vm_prog.as_ref().map(|vp| {
                     time(&mut || {
-                        black_box(vm.evaluate(vp, &b, &vm_opts).expect("runs"));
+                        black_box(vm.run(vp, &b, &vm_opts).expect("runs"));
                     })
                 });
             } else {
                 cpu_us = time(&mut || {
                     let prog = Program::parse(&p.src).expect("parses");
-                    black_box(Session::<f64>::new().run(&prog, &b, &opts).expect("bound"));
+                    black_box(
+                        Session::<f64>::new()
+                            .run(&prog, &b, &opts)
+                            .cloned()
+                            .expect("bound"),
+                    );
                 });
                 vm_us = asm.map(|a| {
                     time(&mut || {
                         let vp = runtime_vm::Program::parse(a).expect("assembles");
-                        black_box(Vm::<f64>::new().run(&vp, &b, &vm_opts).expect("runs"));
+                        black_box(
+                            Vm::<f64>::new()
+                                .run(&vp, &b, &vm_opts)
+                                .cloned()
+                                .expect("runs"),
+                        );
                     })
                 });
             }

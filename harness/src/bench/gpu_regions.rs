@@ -196,6 +196,7 @@ fn point(
                     CPU.with(|s| {
                         s.borrow_mut()
                             .run(program, b, &options(block))
+                            .cloned()
                             .expect("bound")
                     })
                 })
@@ -219,7 +220,7 @@ fn point(
     let traffic = device.traffic();
     gpu.set_device(Some(Box::new(device)));
     let before = gpu.region_counts();
-    let got = gpu.run(program, &all, &options(0)).expect("bound");
+    let got = gpu.run(program, &all, &options(0)).cloned().expect("bound");
     let after = gpu.region_counts();
     let records = after.ops - before.ops;
     let mb = |b: u64| b as f64 / 1e6;

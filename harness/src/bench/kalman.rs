@@ -96,9 +96,7 @@ fn kalman_at<R: Real>(cfg: &Config, lanes: usize) -> KalmanRow {
     let mut session = Session::<R>::new();
     let eval = seconds_per_call(
         || {
-            let out = session
-                .evaluate(&program, &bindings, &options)
-                .expect("bound");
+            let out = session.run(&program, &bindings, &options).expect("bound");
             std::hint::black_box(out);
         },
         cfg.min_sample,
@@ -195,9 +193,7 @@ pub fn small(cfg: &Config) -> Vec<SmallRow> {
             let eval = seconds_per_call(
                 || {
                     std::hint::black_box(
-                        session
-                            .evaluate(&program, &bindings, &options)
-                            .expect("bound"),
+                        session.run(&program, &bindings, &options).expect("bound"),
                     );
                 },
                 cfg.min_sample,

@@ -232,7 +232,7 @@ pub(crate) fn evaluate_lanes<R: Real>(
 ) -> LaneResults {
     let b = lane_bindings(problem, p, lanes.clone(), p.len() == 1);
     let opts = options(problem, limits, lane_block, with_grad);
-    match session.evaluate(&problem.program, &b, &opts) {
+    match session.run(&problem.program, &b, &opts) {
         Ok(out) => LaneResults::of(problem, out, with_grad),
         Err(e) => LaneResults {
             values: vec![Err(e.to_string()); lanes.len()],
@@ -252,7 +252,7 @@ pub fn evaluate_all<R: Real>(
 ) -> LaneResults {
     let opts = options(problem, limits, lane_block, with_grad);
     let lanes = p.len() * problem.rows();
-    match session.evaluate(&problem.program, &bindings(problem, p), &opts) {
+    match session.run(&problem.program, &bindings(problem, p), &opts) {
         Ok(out) => LaneResults::of(problem, out, with_grad),
         Err(e) => LaneResults {
             values: vec![Err(e.to_string()); lanes],

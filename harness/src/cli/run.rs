@@ -193,7 +193,7 @@ fn execute<R: Attach>(
 ) -> Result<runtime_cpu::Result<Outcome>, Usage> {
     let mut session = Session::<R>::new();
     R::attach(&mut session, choice)?;
-    Ok(session.run(program, bindings, options))
+    Ok(session.run(program, bindings, options).cloned())
 }
 
 pub(super) fn read_source(path: &Path) -> Result<String, Usage> {

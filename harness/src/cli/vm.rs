@@ -138,7 +138,7 @@ fn execute<R: Real>(
     bindings: &Bindings,
     opts: &Options,
 ) -> runtime_vm::Result<Outcome> {
-    Vm::<R>::new().run(prog, bindings, opts)
+    Vm::<R>::new().run(prog, bindings, opts).cloned()
 }
 
 /// `error: FILE:LINE:COL: MESSAGE`, then the offending line when the error points at one.

@@ -97,6 +97,7 @@ fn vectors_broadcast_and_dot() {
     let b = Bindings::new().scalar("s", 2.0);
     let out = Vm::<f64>::new()
         .run(&prog, &b, &Options::default())
+        .cloned()
         .unwrap();
     assert_eq!(out.shape, Shape::Vector(3));
     assert_eq!(
@@ -152,6 +153,7 @@ fn gradients_need_a_number() {
     let prog = Program::parse("load u\nexp").unwrap();
     let out = Vm::<f64>::new()
         .run(&prog, &b, &Options::default())
+        .cloned()
         .unwrap();
     assert_eq!(out.values, [1f64.exp(), 2f64.exp()]);
 }
@@ -205,7 +207,7 @@ fn lane_blocks_do_not_change_results() {
         };
         let out = vm.run(&prog, &b, &opts).unwrap();
         assert_eq!(out.walks, if block == 0 { 1 } else { n.div_ceil(block) });
-        results.push((out.values, out.grads));
+        results.push((out.values.clone(), out.grads.clone()));
     }
     assert!(results.windows(2).all(|w| w[0] == w[1]));
 }
@@ -222,6 +224,7 @@ fn step_and_memory_limits_stop_runaway_programs() {
     };
     let e = Vm::<f64>::new()
         .run(&prog, &Bindings::new(), &opts)
+        .cloned()
         .unwrap_err();
     assert!(
         matches!(e, Error::StepLimit { limit: 100_000, pos } if pos.line == 4),
@@ -237,7 +240,7 @@ fn step_and_memory_limits_stop_runaway_programs() {
         ..Default::default()
     };
     let b = lanes("x", &[0.0; 64]);
-    let e = Vm::<f64>::new().run(&prog, &b, &opts).unwrap_err();
+    let e = Vm::<f64>::new().run(&prog, &b, &opts).cloned().unwrap_err();
     assert!(matches!(e, Error::MemoryLimit { limit_mb: 1, .. }), "{e}");
     // The default limits stop the first program too.
     let e = Vm::<f64>::new()
@@ -246,6 +249,7 @@ fn step_and_memory_limits_stop_runaway_programs() {
             &Bindings::new(),
             &Options::default(),
         )
+        .cloned()
         .unwrap_err();
     assert!(matches!(e, Error::StepLimit { .. }));
 }
@@ -260,16 +264,16 @@ fn a_session_is_reusable_after_errors() {
         grad: Grad::All,
         ..Default::default()
     };
-    let fresh = vm.run(&good, &b, &opts).unwrap();
+    let fresh = vm.run(&good, &b, &opts).cloned().unwrap();
     for _ in 0..3 {
         assert!(vm.run(&bad, &b, &opts).is_err());
-        assert!(vm.evaluate(&bad, &b, &opts).is_err());
+        assert!(vm.run(&bad, &b, &opts).is_err());
         let out = vm.run(&good, &b, &opts).unwrap();
         assert_eq!(out.grad("x").unwrap().per_lane, [1.0, 1f64.exp()]);
-        assert_eq!(vm.evaluate(&good, &b, &opts).unwrap(), &fresh);
+        assert_eq!(vm.run(&good, &b, &opts).unwrap(), &fresh);
         // A run with fewer lanes and no gradients reuses the same outcome's buffers.
         let one = vm
-            .evaluate(&good, &lanes("x", &[2.0]), &Options::default())
+            .run(&good, &lanes("x", &[2.0]), &Options::default())
             .unwrap();
         assert_eq!(
             (one.values.as_slice(), one.grads.len()),

@@ -15,7 +15,7 @@ pub fn run(src: &str, b: &Bindings) -> Result<Outcome, Error> {
         grad: Grad::All,
         ..Default::default()
     };
-    Vm::<f64>::new().run(&prog, b, &opts)
+    Vm::<f64>::new().run(&prog, b, &opts).cloned()
 }
 
 /// The assembler's error for `src`: (line, column, message).

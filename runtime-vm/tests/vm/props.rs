@@ -108,7 +108,7 @@ proptest! {
             ..Default::default()
         };
         let mut vm = Vm::<f64>::new();
-        let Ok(batch) = vm.run(&prog, &bindings(&lanes), &opts) else { return Ok(()) };
+        let Ok(batch) = vm.run(&prog, &bindings(&lanes), &opts).cloned() else { return Ok(()) };
         for (l, lane) in lanes.iter().enumerate() {
             // Each lane took one of the paths the batch took, so it runs too.
             let one = vm.run(&prog, &bindings(std::slice::from_ref(lane)), &opts);
