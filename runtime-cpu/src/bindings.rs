@@ -2,7 +2,6 @@
 
 use crate::error::{Error, Result};
 use shared_ir::Shape;
-use std::collections::BTreeMap;
 
 /// A number, vector or matrix (row-major).
 #[derive(Clone, Debug, PartialEq)]
@@ -67,7 +66,9 @@ pub enum Binding {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Bindings {
     lanes: Option<usize>,
-    map: BTreeMap<String, Binding>,
+    /// Sorted by name, each name once (a run finds its inputs by binary search, and then by
+    /// index).
+    entries: Vec<(String, Binding)>,
 }
 
 impl Bindings {
@@ -78,14 +79,13 @@ impl Bindings {
 
     /// Binds `name` to a number on every lane.
     pub fn scalar(mut self, name: &str, x: f64) -> Bindings {
-        self.map
-            .insert(name.to_string(), Binding::Uniform(Tensor::scalar(x)));
+        self.insert(name, Binding::Uniform(Tensor::scalar(x)));
         self
     }
 
     /// Binds `name` to a tensor on every lane.
     pub fn uniform(mut self, name: &str, t: Tensor) -> Bindings {
-        self.map.insert(name.to_string(), Binding::Uniform(t));
+        self.insert(name, Binding::Uniform(t));
         self
     }
 
@@ -119,8 +119,7 @@ impl Bindings {
             }
         }
         self.lanes = Some(lanes);
-        self.map
-            .insert(name.to_string(), Binding::Lanes { shape, data });
+        self.insert(name, Binding::Lanes { shape, data });
         Ok(self)
     }
 
@@ -139,11 +138,35 @@ impl Bindings {
 
     /// The binding of `name`.
     pub fn get(&self, name: &str) -> Option<&Binding> {
-        self.map.get(name)
+        self.index_of(name).map(|i| &self.entries[i].1)
     }
 
     /// Every binding, by name.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &Binding)> {
-        self.map.iter().map(|(k, v)| (k.as_str(), v))
+        self.entries.iter().map(|(k, v)| (k.as_str(), v))
+    }
+
+    /// Where `name` is bound, for [`Bindings::at`].
+    pub(crate) fn index_of(&self, name: &str) -> Option<usize> {
+        self.entries
+            .binary_search_by(|(k, _)| k.as_str().cmp(name))
+            .ok()
+    }
+
+    /// The name bound at `i`, if there is an `i`-th binding.
+    pub(crate) fn name_at(&self, i: usize) -> Option<&str> {
+        self.entries.get(i).map(|(k, _)| k.as_str())
+    }
+
+    /// The binding at `i` (from [`Bindings::index_of`]).
+    pub(crate) fn at(&self, i: usize) -> &Binding {
+        &self.entries[i].1
+    }
+
+    fn insert(&mut self, name: &str, b: Binding) {
+        match self.entries.binary_search_by(|(k, _)| k.as_str().cmp(name)) {
+            Ok(i) => self.entries[i].1 = b,
+            Err(i) => self.entries.insert(i, (name.to_string(), b)),
+        }
     }
 }

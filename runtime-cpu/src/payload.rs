@@ -202,6 +202,27 @@ impl<R: Real> Payloads<R> {
         Some(Slot((self.slots.len() - 1) as u32))
     }
 
+    /// Allocates a uniform, inactive scalar for each of `xs` (a program's constants), in
+    /// order; false when the memory limit would be crossed.
+    pub fn push_constants(&mut self, xs: &[f64]) -> bool {
+        let Some(offset) = self.bump(xs.len()) else {
+            return false;
+        };
+        for (d, &x) in self.data[offset..offset + xs.len()].iter_mut().zip(xs) {
+            *d = R::from_f64(x);
+        }
+        self.slots
+            .extend((offset..offset + xs.len()).map(|offset| SlotInfo {
+                offset,
+                shape: Shape::Scalar,
+                len: 1,
+                lanes: false,
+                active: false,
+                adj: NO_ADJOINT,
+            }));
+        true
+    }
+
     /// Drops every slot from `from` on but those of `keep` (sorted, each at or after `from`),
     /// whose numbers move down in order: `keep[i]` becomes slot `from + i`. For a run that
     /// records no tape: a moved slot keeps no adjoint. Returns the numbers kept.

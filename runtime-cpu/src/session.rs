@@ -126,12 +126,18 @@ struct Pools {
     buf: Vec<f64>,
     /// The outcome [`Session::run`] fills and lends out.
     outcome: Outcome,
+    /// The run's inputs.
+    inputs: Vec<Input>,
+    /// The differentiated inputs (indices into `inputs`), in the order asked.
+    wrt: Vec<u32>,
 }
 
-struct Input<'b> {
+/// One input of the program in a run: its global, where it is bound, and its place among
+/// the gradients (when differentiated).
+#[derive(Clone, Copy, Debug)]
+struct Input {
     global: u32,
-    name: &'b str,
-    binding: &'b Binding,
+    binding: u32,
     grad: Option<usize>,
 }
 
@@ -168,52 +174,77 @@ impl<R: Real> Session<R> {
         out: &mut Outcome,
     ) -> Result<()> {
         let code = program.code();
-        let wrt: Vec<&str> = match &options.grad {
-            GradSpec::None => Vec::new(),
-            GradSpec::All => program.inputs().collect(),
+        // The differentiated inputs, as indices into the program's inputs, in the order asked.
+        let mut wrt = std::mem::take(&mut self.pools.wrt);
+        wrt.clear();
+        match &options.grad {
+            GradSpec::None => {}
+            GradSpec::All => wrt.extend(0..program.inputs().count() as u32),
             GradSpec::Some(names) => {
-                let mut unique: Vec<&str> = Vec::with_capacity(names.len());
                 for n in names {
-                    if !program.inputs().any(|i| i == n) {
-                        let input_names: Vec<&str> = program.inputs().collect();
-                        let known = if input_names.is_empty() {
-                            "it has none".to_string()
-                        } else {
-                            format!("its inputs are {}", input_names.join(", "))
-                        };
-                        return Err(Error::Binding {
-                            name: n.clone(),
-                            message: format!(
-                                "cannot differentiate: not an input of the program ({known})"
-                            ),
-                        });
-                    }
-                    if !unique.contains(&n.as_str()) {
-                        unique.push(n);
+                    let Some(k) = program.inputs().position(|i| i == n) else {
+                        self.pools.wrt = wrt;
+                        return Err(not_an_input(program, n));
+                    };
+                    if !wrt.contains(&(k as u32)) {
+                        wrt.push(k as u32);
                     }
                 }
-                unique
             }
-        };
-        let mut inputs = Vec::with_capacity(code.globals.len());
+        }
+        // The previous run's inputs are overwritten in place: where its binding of the same
+        // place is bound to the same name, that is the binding (one comparison, no search).
+        let mut inputs = std::mem::take(&mut self.pools.inputs);
+        let mut k = 0;
         for (g, info) in code.globals.iter().enumerate() {
             if !info.is_input {
                 continue;
             }
             let name = code.symbol_names[info.name.0 as usize].as_str();
-            let Some(binding) = bindings.get(name) else {
+            let hint = inputs.get(k).map(|i| i.binding as usize);
+            let found = match hint {
+                Some(b) if bindings.name_at(b) == Some(name) => Some(b),
+                _ => bindings.index_of(name),
+            };
+            let Some(binding) = found else {
+                inputs.clear();
+                (self.pools.wrt, self.pools.inputs) = (wrt, inputs);
                 return Err(Error::UnboundName {
                     name: name.to_string(),
                     span: info.span,
                 });
             };
-            inputs.push(Input {
+            let input = Input {
                 global: g as u32,
-                name,
-                binding,
-                grad: wrt.iter().position(|&w| w == name),
-            });
+                binding: binding as u32,
+                grad: None,
+            };
+            match inputs.get_mut(k) {
+                Some(slot) => *slot = input,
+                None => inputs.push(input),
+            }
+            k += 1;
         }
+        inputs.truncate(k);
+        for (k, &i) in wrt.iter().enumerate() {
+            inputs[i as usize].grad = Some(k);
+        }
+        let r = self.run_resolved(program, bindings, options, &inputs, &wrt, out);
+        (self.pools.wrt, self.pools.inputs) = (wrt, inputs);
+        r
+    }
+
+    /// [`Session::run_into`] once the inputs are resolved: `inputs` in the program's order,
+    /// `wrt` the differentiated ones (indices into `inputs`) in the order asked.
+    fn run_resolved(
+        &mut self,
+        program: &Program,
+        bindings: &Bindings,
+        options: &RunOptions,
+        inputs: &[Input],
+        wrt: &[u32],
+        out: &mut Outcome,
+    ) -> Result<()> {
         let lanes = bindings.lane_count();
         if let Some(seed) = &options.seed {
             if seed.len() != lanes {
@@ -225,9 +256,9 @@ impl<R: Real> Session<R> {
         }
         let mut grads = std::mem::take(&mut out.grads);
         grads.truncate(wrt.len());
-        for (k, &w) in wrt.iter().enumerate() {
-            let inp = inputs.iter().find(|i| i.name == w).expect("checked above");
-            let (shape, uniform) = match inp.binding {
+        for (k, &i) in wrt.iter().enumerate() {
+            let w = program.inputs().nth(i as usize).expect("an input's index");
+            let (shape, uniform) = match bindings.at(inputs[i as usize].binding as usize) {
                 Binding::Uniform(t) => (t.shape, true),
                 Binding::Lanes { shape, .. } => (*shape, false),
             };
@@ -273,13 +304,14 @@ impl<R: Real> Session<R> {
         let taping = !wrt.is_empty();
         while let Some(group) = queue.pop_front() {
             walks += 1;
-            let (result, used) = self.walk(program, &inputs, &group, options.limits, taping);
+            let (result, used) =
+                self.walk(program, bindings, inputs, &group, options.limits, taping);
             steps += used;
             match result {
                 Ok(v) => {
                     let seed = options.seed.as_deref();
                     let again =
-                        self.collect(program, v, &group, &inputs, seed, &mut values, &mut grads);
+                        self.collect(program, v, &group, inputs, seed, &mut values, &mut grads);
                     if again {
                         queue.push_front(group);
                         continue;
@@ -358,7 +390,8 @@ impl<R: Real> Session<R> {
     fn walk(
         &mut self,
         program: &Program,
-        inputs: &[Input<'_>],
+        bindings: &Bindings,
+        inputs: &[Input],
         group: &[usize],
         limits: Limits,
         taping: bool,
@@ -378,14 +411,12 @@ impl<R: Real> Session<R> {
         st.loops.clear();
         st.globals.clear();
         st.globals.resize(code.globals.len(), Value::Unassigned);
-        for &c in &code.consts {
-            if st.pay.push_scalar(R::from_f64(c), false).is_none() {
-                return (Err(memory_fault(limits)), 0);
-            }
+        if !st.pay.push_constants(&code.consts) {
+            return (Err(memory_fault(limits)), 0);
         }
         for inp in inputs {
             let active = inp.grad.is_some();
-            let slot = match inp.binding {
+            let slot = match bindings.at(inp.binding as usize) {
                 Binding::Uniform(t) => {
                     let Some(s) = st.pay.alloc(t.shape, false, active) else {
                         return (Err(memory_fault(limits)), 0);
@@ -436,7 +467,7 @@ impl<R: Real> Session<R> {
         program: &Program,
         v: Value,
         group: &[usize],
-        inputs: &[Input<'_>],
+        inputs: &[Input],
         seed: Option<&[f64]>,
         values: &mut [std::result::Result<LaneValue, Error>],
         grads: &mut [Gradient],
@@ -552,7 +583,7 @@ impl<R: Real> Session<R> {
         &mut self,
         result: Slot,
         group: &[usize],
-        inputs: &[Input<'_>],
+        inputs: &[Input],
         seed: Option<&[f64]>,
         grads: &mut [Gradient],
     ) -> std::result::Result<(), String> {
@@ -594,6 +625,21 @@ impl<R: Real> Session<R> {
             }
         }
         Ok(())
+    }
+}
+
+/// The error for a gradient asked of `name`, which is not an input of `program`.
+#[cold]
+fn not_an_input(program: &Program, name: &str) -> Error {
+    let input_names: Vec<&str> = program.inputs().collect();
+    let known = if input_names.is_empty() {
+        "it has none".to_string()
+    } else {
+        format!("its inputs are {}", input_names.join(", "))
+    };
+    Error::Binding {
+        name: name.to_string(),
+        message: format!("cannot differentiate: not an input of the program ({known})"),
     }
 }
 
