@@ -148,9 +148,12 @@ impl Bindings {
 
     /// Where `name` is bound, for [`Bindings::at`].
     pub(crate) fn index_of(&self, name: &str) -> Option<usize> {
-        self.entries
-            .binary_search_by(|(k, _)| k.as_str().cmp(name))
-            .ok()
+        self.search(name).ok()
+    }
+
+    /// Where `name` is bound, or where it would go to keep the names sorted.
+    fn search(&self, name: &str) -> std::result::Result<usize, usize> {
+        self.entries.binary_search_by(|(k, _)| k.as_str().cmp(name))
     }
 
     /// The name bound at `i`, if there is an `i`-th binding.
@@ -164,7 +167,7 @@ impl Bindings {
     }
 
     fn insert(&mut self, name: &str, b: Binding) {
-        match self.entries.binary_search_by(|(k, _)| k.as_str().cmp(name)) {
+        match self.search(name) {
             Ok(i) => self.entries[i].1 = b,
             Err(i) => self.entries.insert(i, (name.to_string(), b)),
         }

@@ -113,3 +113,30 @@ fn seeds_weight_each_lanes_gradient() {
     assert_eq!(out.grad("a").unwrap().sum, vec![-2.5]);
     assert_eq!(out.grad("x").unwrap().per_lane, vec![1.0, 0.0, -2.0]);
 }
+
+#[test]
+fn a_session_finds_each_input_again_when_the_bindings_change() {
+    // A session remembers where the last run found each input; a run whose bindings hold other
+    // names (so the same input sits at another place) must still read the right ones.
+    let p = Program::parse("(- a b)").unwrap();
+    let opts = RunOptions {
+        grad: GradSpec::Some(vec!["b".into()]),
+        ..Default::default()
+    };
+    let mut s = Session::<f64>::new();
+    let value = |s: &mut Session<f64>, b: &Bindings| {
+        let out = s.run(&p, b, &opts).unwrap();
+        let v = out.values[0].as_ref().unwrap().as_number().unwrap();
+        (v, out.grad("b").unwrap().sum[0])
+    };
+    let two = Bindings::new().scalar("a", 1.0).scalar("b", 2.0);
+    assert_eq!(value(&mut s, &two), (-1.0, -1.0));
+    // "aa" sorts between "a" and "b", so "b" moves from the second place to the third.
+    let three = two.clone().scalar("aa", 5.0);
+    assert_eq!(value(&mut s, &three), (-1.0, -1.0));
+    let swapped = Bindings::new().scalar("a", 2.0).scalar("b", 1.0);
+    assert_eq!(value(&mut s, &swapped), (1.0, -1.0));
+    let missing = Bindings::new().scalar("a", 1.0).scalar("c", 2.0);
+    assert!(s.run(&p, &missing, &opts).is_err());
+    assert_eq!(value(&mut s, &two), (-1.0, -1.0));
+}
