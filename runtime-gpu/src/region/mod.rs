@@ -24,14 +24,17 @@
 //! | `mod.rs` | the device, its policy and limits, and the [`RegionDevice`] it implements |
 //! | `plan.rs` | cutting a region into dispatches, and the invocations per lane |
 //! | `gpu.rs` | buffers, uploads, dispatches and read-backs |
+//! | [`twin`] | the interpreter's CPU twin, a region device written to read like the shader |
 
 mod gpu;
 mod plan;
+pub mod twin;
 
 pub use plan::{
     lane_width, op_visits, shared_elements, RegionPlan, FILL_INVOCATIONS, MAX_LANE_WIDTH,
     SOFTWARE_OP_VISITS,
 };
+pub use twin::{TwinCounts, TwinRegions, SOFTWARE_LOOP_CAP};
 
 use crate::context::GpuContext;
 use crate::error::GpuError;
