@@ -147,72 +147,72 @@ fn powf(a: f32, b: f32) -> f32 {
 
 fn unary_f(op: u32, x: f32) -> f32 {
     switch op {
-        case 0u: { return -x; }
-        case 1u: { return 1.0 / x; }
-        case 2u: { return sin(x); }
-        case 3u: { return cos(x); }
-        case 4u: { return exp(x); }
-        case 5u: { return ln(x); }
-        case 6u: { return root(x); }
-        case 7u: { return abs(x); }
-        case 8u: { return ln(protect(x)); }
-        default: { return root(protect(x)); }
+        case 0u: { return -x; } // Neg
+        case 1u: { return 1.0 / x; } // Recip
+        case 2u: { return sin(x); } // Sin
+        case 3u: { return cos(x); } // Cos
+        case 4u: { return exp(x); } // Exp
+        case 5u: { return ln(x); } // Log
+        case 6u: { return root(x); } // Sqrt
+        case 7u: { return abs(x); } // Abs
+        case 8u: { return ln(protect(x)); } // LogProtected
+        default: { return root(protect(x)); } // SqrtProtected
     }
 }
 
 fn unary_d(op: u32, x: f32, y: f32) -> f32 {
     switch op {
-        case 0u: { return -1.0; }
-        case 1u: { return -(y * y); }
-        case 2u: { return cos(x); }
-        case 3u: { return -sin(x); }
-        case 4u: { return y; }
-        case 5u: { return 1.0 / x; }
-        case 6u: { return 0.5 / y; }
-        case 7u: { return sign(x); }
-        case 8u: { return select(0.0, 1.0 / x, x > FLOOR); }
-        default: { return select(0.0, 0.5 / y, x > FLOOR); }
+        case 0u: { return -1.0; } // Neg
+        case 1u: { return -(y * y); } // Recip
+        case 2u: { return cos(x); } // Sin
+        case 3u: { return -sin(x); } // Cos
+        case 4u: { return y; } // Exp
+        case 5u: { return 1.0 / x; } // Log
+        case 6u: { return 0.5 / y; } // Sqrt
+        case 7u: { return sign(x); } // Abs
+        case 8u: { return select(0.0, 1.0 / x, x > FLOOR); } // LogProtected
+        default: { return select(0.0, 0.5 / y, x > FLOOR); } // SqrtProtected
     }
 }
 
 fn binary_f(op: u32, a: f32, b: f32) -> f32 {
     switch op {
-        case 0u: { return a + b; }
-        case 1u: { return a - b; }
-        case 2u: { return a * b; }
-        case 3u: { return a / b; }
-        case 4u: { return powf(a, b); }
-        case 5u: { return select(a, b, b < a); }
-        case 6u: { return select(a, b, b > a); }
-        case 7u: {
+        case 0u: { return a + b; } // Add
+        case 1u: { return a - b; } // Sub
+        case 2u: { return a * b; } // Mul
+        case 3u: { return a / b; } // Div
+        case 4u: { return powf(a, b); } // Pow
+        case 5u: { return select(a, b, b < a); } // Min
+        case 6u: { return select(a, b, b > a); } // Max
+        case 7u: { // Modulo
             let r = a - b * trunc(a / b);
             if r != 0.0 && ((r < 0.0) != (b < 0.0)) { return r + b; }
             return r;
         }
-        default: { return a - b * trunc(a / b); }
+        default: { return a - b * trunc(a / b); } // Remainder
     }
 }
 
 fn binary_d(op: u32, a: f32, b: f32, y: f32) -> vec2<f32> {
     switch op {
-        case 0u: { return vec2<f32>(1.0, 1.0); }
-        case 1u: { return vec2<f32>(1.0, -1.0); }
-        case 2u: { return vec2<f32>(b, a); }
-        case 3u: {
+        case 0u: { return vec2<f32>(1.0, 1.0); } // Add
+        case 1u: { return vec2<f32>(1.0, -1.0); } // Sub
+        case 2u: { return vec2<f32>(b, a); } // Mul
+        case 3u: { // Div
             let inv = 1.0 / b;
             return vec2<f32>(inv, -(y * inv));
         }
-        case 4u: {
+        case 4u: { // Pow
             var da = 0.0;
             if b != 0.0 { da = b * powf(a, b - 1.0); }
             var db = 0.0;
             if !(a == 0.0 && b >= 0.0) { db = y * ln(a); }
             return vec2<f32>(da, db);
         }
-        case 5u: { return select(vec2<f32>(1.0, 0.0), vec2<f32>(0.0, 1.0), b < a); }
-        case 6u: { return select(vec2<f32>(1.0, 0.0), vec2<f32>(0.0, 1.0), b > a); }
-        case 7u: { return vec2<f32>(1.0, -((a - y) / b)); }
-        default: { return vec2<f32>(1.0, -trunc(a / b)); }
+        case 5u: { return select(vec2<f32>(1.0, 0.0), vec2<f32>(0.0, 1.0), b < a); } // Min
+        case 6u: { return select(vec2<f32>(1.0, 0.0), vec2<f32>(0.0, 1.0), b > a); } // Max
+        case 7u: { return vec2<f32>(1.0, -((a - y) / b)); } // Modulo
+        default: { return vec2<f32>(1.0, -trunc(a / b)); } // Remainder
     }
 }
 
@@ -288,43 +288,43 @@ fn linalg_f(op: u32, a: u32, b: u32, va: View, vb: View, vo: View) {
     let m = rows_of(a);
     let k = cols_of(a);
     switch op {
-        case 0u: {
+        case 0u: { // Dot
             var s = 0.0;
             for (var e = 0u; e < na; e++) { s = s + ld(va, e) * ld(vb, e); }
             put(vo, 0u, s);
         }
-        case 1u: {
+        case 1u: { // Vsum
             var s = 0.0;
             for (var e = 0u; e < na; e++) { s = s + ld(va, e); }
             put(vo, 0u, s);
         }
-        case 2u: {
+        case 2u: { // Norm
             var s = 0.0;
             for (var e = 0u; e < na; e++) { s = s + ld(va, e) * ld(va, e); }
             put(vo, 0u, root(s));
         }
-        case 3u, 4u: {
+        case 3u, 4u: { // Normalize, NormalizeProtected
             var s = 0.0;
             for (var e = 0u; e < na; e++) { s = s + ld(va, e) * ld(va, e); }
             s = root(s);
             if op == 4u && s < FLOOR { s = FLOOR; }
             for (var e = 0u; e < na; e++) { put(vo, e, ld(va, e) / s); }
         }
-        case 5u: {
+        case 5u: { // Cross
             let a0 = ld(va, 0u); let a1 = ld(va, 1u); let a2 = ld(va, 2u);
             let b0 = ld(vb, 0u); let b1 = ld(vb, 1u); let b2 = ld(vb, 2u);
             put(vo, 0u, a1 * b2 - a2 * b1);
             put(vo, 1u, a2 * b0 - a0 * b2);
             put(vo, 2u, a0 * b1 - a1 * b0);
         }
-        case 6u: {
+        case 6u: { // Matvec
             for (var i = TK; i < m; i += TW) {
                 var s = 0.0;
                 for (var j = 0u; j < k; j++) { s = s + ld(va, i * k + j) * ld(vb, j); }
                 put(vo, i, s);
             }
         }
-        case 7u: {
+        case 7u: { // Matmul
             let n = cols_of(b);
             for (var e = TK; e < m * n; e += TW) {
                 let i = e / n;
@@ -334,21 +334,21 @@ fn linalg_f(op: u32, a: u32, b: u32, va: View, vb: View, vo: View) {
                 put(vo, e, s);
             }
         }
-        case 8u: {
+        case 8u: { // Transpose
             // out is k x m: element (j, i) is A[i][j].
             for (var e = TK; e < m * k; e += TW) { put(vo, (e % k) * m + e / k, ld(va, e)); }
         }
-        case 9u: {
+        case 9u: { // Trace
             var s = 0.0;
             for (var i = 0u; i < min(m, k); i++) { s = s + ld(va, i * k + i); }
             put(vo, 0u, s);
         }
-        case 10u: {
+        case 10u: { // Outer
             let nb = len_of(b);
             for (var e = TK; e < na * nb; e += TW) { put(vo, e, ld(va, e / nb) * ld(vb, e % nb)); }
         }
-        case 11u: { put(vo, 0u, det_of(va, m)); }
-        case 12u: {
+        case 11u: { put(vo, 0u, det_of(va, m)); } // Det
+        case 12u: { // Logdet
             if m <= 2u {
                 put(vo, 0u, ln(abs(det_of(va, m))));
             } else {
@@ -357,7 +357,7 @@ fn linalg_f(op: u32, a: u32, b: u32, va: View, vb: View, vo: View) {
                 put(vo, 0u, LOGABS);
             }
         }
-        case 13u: {
+        case 13u: { // Inv
             if m == 1u {
                 put(vo, 0u, 1.0 / ld(va, 0u));
             } else if m == 2u {
@@ -372,7 +372,7 @@ fn linalg_f(op: u32, a: u32, b: u32, va: View, vb: View, vo: View) {
                 for (var e = 0u; e < m * m; e++) { put(vo, e, X[e]); }
             }
         }
-        default: {
+        default: { // Solve
             // solve: A (m x m) against b (m x c).
             let c = cols_of(b);
             for (var i = 0u; i < m * m; i++) { M[i] = ld(va, i); }
@@ -396,21 +396,21 @@ fn forward_op(i: u32) {
     let vb = view(b);
     let vo = view(out);
     switch code {
-        case 0u: {
+        case 0u: { // Unary
             for (var e = TK; e < n; e += TW) { put(vo, e, unary_f(sub, ld(va, e))); }
         }
-        case 1u: {
+        case 1u: { // Binary
             let sa = len_of(a) == 1u;
             let sb = len_of(b) == 1u;
             for (var e = TK; e < n; e += TW) {
                 put(vo, e, binary_f(sub, ld(va, select(e, 0u, sa)), ld(vb, select(e, 0u, sb))));
             }
         }
-        case 2u: {
+        case 2u: { // Select
             let c = bit(extra);
             for (var e = TK; e < n; e += TW) { put(vo, e, select(ld(vb, e), ld(va, e), c)); }
         }
-        case 3u: {
+        case 3u: { // Pack
             // Element `base + e` of the result, e of part q, on invocation (base + e) % TW.
             var base = 0u;
             for (var q = 0u; q < r.count; q++) {
@@ -423,10 +423,10 @@ fn forward_op(i: u32) {
                 base += l;
             }
         }
-        case 4u: {
+        case 4u: { // Extract
             for (var e = TK; e < n; e += TW) { put(vo, e, ld(va, extra + e)); }
         }
-        default: { linalg_f(sub, a, b, va, vb, vo); }
+        default: { linalg_f(sub, a, b, va, vb, vo); } // Linalg
     }
 }
 
@@ -454,23 +454,23 @@ fn linalg_r(op: u32, a: u32, b: u32, va: View, vb: View, vo: View, ja: View, jb:
     let ga = has_adj(a);
     let gb = two && has_adj(b);
     switch op {
-        case 0u: {
+        case 0u: { // Dot
             let g = gadj(jo, 0u);
             for (var e = 0u; e < na; e++) {
                 if ga { acc(ja, e, g * ld(vb, e)); }
                 if gb { acc(jb, e, g * ld(va, e)); }
             }
         }
-        case 1u: {
+        case 1u: { // Vsum
             let g = gadj(jo, 0u);
             for (var e = 0u; e < na; e++) { acc(ja, e, g); }
         }
-        case 2u: {
+        case 2u: { // Norm
             let g = gadj(jo, 0u);
             let y = ld(vo, 0u);
             for (var e = 0u; e < na; e++) { acc(ja, e, g * ld(va, e) / y); }
         }
-        case 3u, 4u: {
+        case 3u, 4u: { // Normalize, NormalizeProtected
             var yg = 0.0;
             var s = 0.0;
             for (var e = 0u; e < na; e++) {
@@ -484,7 +484,7 @@ fn linalg_r(op: u32, a: u32, b: u32, va: View, vb: View, vo: View, ja: View, jb:
                 if clamped { acc(ja, e, g / FLOOR); } else { acc(ja, e, (g - ld(vo, e) * yg) / s); }
             }
         }
-        case 5u: {
+        case 5u: { // Cross
             let g0 = gadj(jo, 0u); let g1 = gadj(jo, 1u); let g2 = gadj(jo, 2u);
             if ga {
                 let b0 = ld(vb, 0u); let b1 = ld(vb, 1u); let b2 = ld(vb, 2u);
@@ -499,7 +499,7 @@ fn linalg_r(op: u32, a: u32, b: u32, va: View, vb: View, vo: View, ja: View, jb:
                 acc(jb, 2u, g0 * a1 - g1 * a0);
             }
         }
-        case 6u: {
+        case 6u: { // Matvec
             // y = A v: dA[r][c] += g[r] v[c]; dv[c] += sum_r A[r][c] g[r].
             if ga {
                 for (var e = TK; e < m * k; e += TW) { acc(ja, e, gadj(jo, e / k) * ld(vb, e % k)); }
@@ -512,7 +512,7 @@ fn linalg_r(op: u32, a: u32, b: u32, va: View, vb: View, vo: View, ja: View, jb:
                 }
             }
         }
-        case 7u: {
+        case 7u: { // Matmul
             // C = A B: dA = G B^T, dB = A^T G.
             let n = cols_of(b);
             if ga {
@@ -534,14 +534,14 @@ fn linalg_r(op: u32, a: u32, b: u32, va: View, vb: View, vo: View, ja: View, jb:
                 }
             }
         }
-        case 8u: {
+        case 8u: { // Transpose
             for (var e = TK; e < m * k; e += TW) { acc(ja, e, gadj(jo, (e % k) * m + e / k)); }
         }
-        case 9u: {
+        case 9u: { // Trace
             let g = gadj(jo, 0u);
             for (var i = 0u; i < min(m, k); i++) { acc(ja, i * k + i, g); }
         }
-        case 10u: {
+        case 10u: { // Outer
             let nb = len_of(b);
             if ga {
                 for (var e = TK; e < na; e += TW) {
@@ -558,7 +558,7 @@ fn linalg_r(op: u32, a: u32, b: u32, va: View, vb: View, vo: View, ja: View, jb:
                 }
             }
         }
-        case 11u: {
+        case 11u: { // Det
             let g = gadj(jo, 0u);
             if m == 1u {
                 acc(ja, 0u, g);
@@ -571,7 +571,7 @@ fn linalg_r(op: u32, a: u32, b: u32, va: View, vb: View, vo: View, ja: View, jb:
                 acc_inverse_transpose(va, ja, m, g * ld(vo, 0u));
             }
         }
-        case 12u: {
+        case 12u: { // Logdet
             let g = gadj(jo, 0u);
             if m == 2u {
                 let d = ld(va, 0u) * ld(va, 3u) - ld(va, 1u) * ld(va, 2u);
@@ -583,7 +583,7 @@ fn linalg_r(op: u32, a: u32, b: u32, va: View, vb: View, vo: View, ja: View, jb:
                 acc_inverse_transpose(va, ja, m, g);
             }
         }
-        case 13u: {
+        case 13u: { // Inv
             // Y = A^-1: dA = -Y^T G Y^T. T = Y^T G first.
             for (var i = 0u; i < m; i++) {
                 for (var q = 0u; q < m; q++) {
@@ -600,7 +600,7 @@ fn linalg_r(op: u32, a: u32, b: u32, va: View, vb: View, vo: View, ja: View, jb:
                 }
             }
         }
-        default: {
+        default: { // Solve
             // X = A^-1 B: Z = A^-T G; dB += Z; dA -= Z X^T.
             let c = cols_of(b);
             for (var i = 0u; i < m; i++) {
@@ -641,14 +641,14 @@ fn reverse_op(i: u32) {
     let jb = adj_view(b);
     let jo = adj_view(out);
     switch code {
-        case 0u: {
+        case 0u: { // Unary
             if has_adj(a) {
                 for (var e = TK; e < n; e += TW) {
                     acc(ja, e, gadj(jo, e) * unary_d(sub, ld(va, e), ld(vo, e)));
                 }
             }
         }
-        case 1u: {
+        case 1u: { // Binary
             let sa = len_of(a) == 1u;
             let sb = len_of(b) == 1u;
             for (var e = TK; e < n; e += TW) {
@@ -668,13 +668,13 @@ fn reverse_op(i: u32) {
                 if sb { acc(jb, 0u, s.y); }
             }
         }
-        case 2u: {
+        case 2u: { // Select
             let c = bit(extra);
             for (var e = TK; e < n; e += TW) {
                 if c { acc(ja, e, gadj(jo, e)); } else { acc(jb, e, gadj(jo, e)); }
             }
         }
-        case 3u: {
+        case 3u: { // Pack
             // A pack's parts may repeat: one invocation adds every part's adjoint.
             if TK == 0u {
                 var eo = 0u;
@@ -685,10 +685,10 @@ fn reverse_op(i: u32) {
                 }
             }
         }
-        case 4u: {
+        case 4u: { // Extract
             for (var e = TK; e < n; e += TW) { acc(ja, extra + e, gadj(jo, e)); }
         }
-        default: { linalg_r(sub, a, b, va, vb, vo, ja, jb, jo); }
+        default: { linalg_r(sub, a, b, va, vb, vo, ja, jb, jo); } // Linalg
     }
     // The result's adjoint is not cleared: no other record reads it, and the host clears the
     // whole adjoint arena before a reverse pass.
