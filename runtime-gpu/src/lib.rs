@@ -17,7 +17,7 @@
 //! | `choice` | `auto` / `gpu` / `cpu` |
 //! | [`ceiling`] | the ceiling experiment's problem, dispatch plan and GPU run |
 //! | [`cpu_twin`] | the ceiling kernel on the CPU, written to read like the shader |
-//! | [`region`] | the region device: a walk's numeric regions on the GPU, forward and reverse |
+//! | [`region`] | the region device: a walk's numeric regions on the GPU, forward and reverse, and its CPU twin ([`region::TwinRegions`]) |
 //!
 //! The CPU twin needs no device:
 //!

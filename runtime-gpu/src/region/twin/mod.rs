@@ -21,7 +21,8 @@
 //! | `reverse.rs` | `acc_inverse_transpose`, `linalg_r`, `reverse_op` |
 //! | `factor.rs` | `eliminate`, `load_inverse`, `det_of` |
 //! | `check.rs` | what the twin checks of a region before it runs it |
-//! | `tests.rs` | the linalg ops against references and finite differences; the shader's codes |
+//! | `tests.rs` | the linalg ops against references and finite differences |
+//! | `shader_codes.rs` | the shader's switch codes against the ops' codes |
 
 mod check;
 mod factor;
@@ -29,6 +30,8 @@ mod forward;
 mod invocation;
 mod reverse;
 mod scalar;
+#[cfg(test)]
+mod shader_codes;
 #[cfg(test)]
 mod tests;
 
@@ -210,12 +213,9 @@ impl<R: Real> TwinRegions<R> {
                 // The loop over the records: one visit per record and one to leave.
                 p.visits = (end - begin) as u64 + 1;
             }
-            let records: Vec<usize> = if reverse {
-                (begin..end).rev().collect()
-            } else {
-                (begin..end).collect()
-            };
-            for i in records {
+            for j in 0..end - begin {
+                // The shader's `i` (forward) or `i - 1u` (reverse).
+                let i = if reverse { end - 1 - j } else { begin + j };
                 for (tk, me) in self.privates.iter_mut().enumerate() {
                     let mut inv = Inv {
                         buf: &mut buf,

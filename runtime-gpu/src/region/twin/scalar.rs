@@ -7,11 +7,6 @@
 
 use shared_ir::Real;
 
-/// The shader's `FLOOR`: the clamp of the protected `log` and `sqrt`.
-pub(super) fn floor_<R: Real>() -> R {
-    R::PROTECT_FLOOR
-}
-
 /// WGSL's `select(f, t, c)`.
 #[inline(always)]
 pub(super) fn select<T>(f: T, t: T, c: bool) -> T {
@@ -56,7 +51,7 @@ pub(super) fn root<R: Real>(x: R) -> R {
 
 /// The shader's `protect`: `x`, or `FLOOR` below it (NaN stays NaN).
 pub(super) fn protect<R: Real>(x: R) -> R {
-    select(x, floor_(), x < floor_())
+    select(x, R::PROTECT_FLOOR, x < R::PROTECT_FLOOR)
 }
 
 /// The shader's `powf`: `a^b` with the CPU's rules at zero and for negative bases.
@@ -104,16 +99,16 @@ pub(super) fn unary_f<R: Real>(op: u32, x: R) -> R {
 pub(super) fn unary_d<R: Real>(op: u32, x: R, y: R) -> R {
     let half = R::from_f64(0.5);
     match op {
-        0 => -R::ONE,                                   // Neg
-        1 => -(y * y),                                  // Recip
-        2 => x.cos(),                                   // Sin
-        3 => -x.sin(),                                  // Cos
-        4 => y,                                         // Exp
-        5 => R::ONE / x,                                // Log
-        6 => half / y,                                  // Sqrt
-        7 => sign(x),                                   // Abs
-        8 => select(R::ZERO, R::ONE / x, x > floor_()), // LogProtected
-        _ => select(R::ZERO, half / y, x > floor_()),   // SqrtProtected
+        0 => -R::ONE,                                           // Neg
+        1 => -(y * y),                                          // Recip
+        2 => x.cos(),                                           // Sin
+        3 => -x.sin(),                                          // Cos
+        4 => y,                                                 // Exp
+        5 => R::ONE / x,                                        // Log
+        6 => half / y,                                          // Sqrt
+        7 => sign(x),                                           // Abs
+        8 => select(R::ZERO, R::ONE / x, x > R::PROTECT_FLOOR), // LogProtected
+        _ => select(R::ZERO, half / y, x > R::PROTECT_FLOOR),   // SqrtProtected
     }
 }
 
