@@ -14,11 +14,13 @@ use std::sync::Arc;
 
 /// A value or gradient element with the twin against the CPU, both `f32`:
 /// `close(twin, cpu, TWIN_RTOL)`. The twin computes `sin`, `cos`, `exp` and `log` as the CPU
-/// does (in `f64`, rounded), and sums in the CPU's order, but it factors by Gauss-Jordan where
-/// the CPU uses LU (`det`, `inv`, `solve` above 2x2), sums a broadcast scalar's adjoint over
-/// the elements in one pass, and applies a pow rule of its own: those round differently in
-/// `f32`. (The GPU's tolerance, 2e-3, also covers its own transcendental functions.)
-const TWIN_RTOL: f64 = 1e-3;
+/// does (in `f64`, rounded) and mostly sums in the CPU's order, but it factors by Gauss-Jordan
+/// where the CPU uses LU (`det`, `inv`, `solve` above 2x2) and adds a lane's adjoints in the
+/// shader's order (a broadcast scalar's over the elements in one sum, an input's over the
+/// records as the tape has them): a few `f32` roundings apart, within 1e-6 on these programs
+/// (the 80-step Kalman filter's gradients differ by 3e-7). Far tighter than the GPU's
+/// `DEVICE_RTOL` (2e-3), which also covers the GPU's own transcendental functions.
+const TWIN_RTOL: f64 = 1e-5;
 
 /// Invocations per lane the twin runs with: one (the shader's `forward` and `reverse`), and
 /// several sharing each op (`forward_shared`, `reverse_shared`).
@@ -243,7 +245,7 @@ fn wide_ops_and_the_kalman_filter_agree_with_the_twin() {
 }
 
 #[test]
-fn a_region_past_the_software_drivers_loop_cap_is_split_and_each_invocation_stays_under_it() {
+fn a_region_past_the_software_drivers_loop_cap_is_split_within_the_plans_budget() {
     // 4,000 iterations of three per-lane ops: one region of 12,000 records, far past the
     // 65,535 loop visits after which Mesa's driver silently ends an invocation.
     let program = Program::parse(
@@ -265,7 +267,18 @@ fn a_region_past_the_software_drivers_loop_cap_is_split_and_each_invocation_stay
             "{} dispatches",
             counts.dispatches()
         );
-        // The region in one dispatch would take every invocation past the cap.
+        // Each dispatch within the plan's budget, far under the cap: the budget leaves room
+        // for the loops a driver's compiler makes of the interpreter's own switch, which the
+        // twin (counting the WGSL's loops) does not see.
+        assert!(
+            counts.max_visits() <= SOFTWARE_VISIT_BUDGET,
+            "{} loop visits in one dispatch",
+            counts.max_visits()
+        );
+        // The region in one dispatch: every invocation runs the loops of all 12,000 records
+        // (at least the record loop's visit and its element loop's two each). Mesa's driver
+        // cuts this dispatch short (`gpu_regions.rs`), so it counts more than these 48,000
+        // visits of the WGSL's own loops.
         let whole = TwinRegions::<f32>::new()
             .with_lane_width(width)
             .with_visit_budget(u64::MAX);
@@ -274,8 +287,9 @@ fn a_region_past_the_software_drivers_loop_cap_is_split_and_each_invocation_stay
         session
             .run(&program, &b, &RunOptions::default())
             .expect("bound");
+        assert_eq!(whole_counts.dispatches(), 1);
         assert!(
-            whole_counts.max_visits() > SOFTWARE_LOOP_CAP,
+            whole_counts.max_visits() >= 4 * 12_000,
             "one dispatch of the region made only {} loop visits",
             whole_counts.max_visits()
         );
