@@ -191,10 +191,13 @@ fn divergent_programs_agree_with_the_twin() {
     }
 }
 
+/// A program's name, source, per-lane input ranges and uniform bindings.
+type Case = (&'static str, String, Vec<(String, f64, f64)>, Bindings);
+
 /// Vectors and matrices a lane's invocations share (elementwise ops with a broadcast per-lane
 /// scalar, select, pack, extract, outer, transpose, matvec, matmul), the factorisations, and
 /// the D = 8 Kalman filter.
-fn wide_cases() -> Vec<(&'static str, String, Vec<(String, f64, f64)>, Bindings)> {
+fn wide_cases() -> Vec<Case> {
     let wide = "(let* ((v (* x (+ (iota 20) 1.0)))
                        (M (outer v v))
                        (T (transpose (* 0.01 M)))

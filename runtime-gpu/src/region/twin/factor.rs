@@ -16,7 +16,7 @@ impl<R: Real> Inv<'_, '_, R> {
         for c in self.upto(n) {
             let mut p = c;
             let mut best = self.me.m[c * n + c].abs();
-            for r in self.from_to(c + 1, n) {
+            for r in self.span(c + 1, n) {
                 let v = self.me.m[r * n + c].abs();
                 if v > best {
                     best = v;

@@ -2,7 +2,7 @@
 //! `data`, `masks`, `adj`), its private variables (`lane`, `TK`, `TW`, `M`, `X`, `T`,
 //! `LOGABS`), and the small helpers of the shader's head: `record`, `len_of`, `rows_of`,
 //! `cols_of`, `has_adj`, `view`, `adj_view`, `ld`, `put`, `gadj`, `acc`, `bit`. Each loop of
-//! the shader is written with [`Inv::upto`], [`Inv::from_to`] or [`Inv::stride`], which count
+//! the shader is written with [`Inv::upto`], [`Inv::span`] or [`Inv::stride`], which count
 //! its header visits (one per turn and one to leave) as a software driver's loop cap does.
 
 use shared_ir::region::{OpRecord, Opcode, NO_ADJ, OP_WORDS, SLOT_WORDS};
@@ -84,18 +84,18 @@ pub(super) struct Inv<'s, 'a, R> {
 impl<R: Real> Inv<'_, '_, R> {
     /// `for (var e = 0u; e < n; e++)`, counting its header visits.
     pub fn upto(&mut self, n: usize) -> Range<usize> {
-        self.from_to(0, n)
+        self.span(0, n)
     }
 
     /// `for (var e = from; e < n; e++)`, counting its header visits.
-    pub fn from_to(&mut self, from: usize, n: usize) -> Range<usize> {
+    pub fn span(&mut self, from: usize, n: usize) -> Range<usize> {
         self.me.visits += n.saturating_sub(from) as u64 + 1;
         from..n.max(from)
     }
 
     /// `for (var e = from; e < n; e += step)`, counting its header visits.
     pub fn stride(&mut self, from: usize, n: usize, step: usize) -> StepBy<Range<usize>> {
-        let r = self.from_to(from, n);
+        let r = self.span(from, n);
         // `from_to` counted every number of the range; the loop visits every `step`-th.
         self.me.visits -= r.len() as u64;
         self.me.visits += r.len().div_ceil(step) as u64;

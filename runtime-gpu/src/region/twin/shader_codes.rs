@@ -63,7 +63,7 @@ fn check_switch(src: &str, func: &str, ops: &[(String, u32)]) {
             }
             None => {
                 let last = ops.iter().max_by_key(|o| o.1).expect("ops");
-                assert_eq!(names, &[last.0.clone()], "{func}: default");
+                assert_eq!(names, std::slice::from_ref(&last.0), "{func}: default");
                 seen.push(last.0.clone());
             }
         }
