@@ -131,16 +131,21 @@ fn root(x: f32) -> f32 {
 fn protect(x: f32) -> f32 { return select(x, FLOOR, x < FLOOR); }
 
 fn powf(a: f32, b: f32) -> f32 {
-    if b == 0.0 { return 1.0; }
+    if b == 0.0 || a == 1.0 { return 1.0; }
+    if b != b { return nan(); }
+    let half = b * 0.5;
+    let odd = floor(b) == b && floor(half) != half;
     if a == 0.0 {
-        if b > 0.0 { return 0.0; }
-        return inf();
+        // IEEE pow: +0 or +inf, with the zero's sign kept by an odd integer power.
+        var r = 0.0;
+        if b < 0.0 { r = inf(); }
+        if odd && (bitcast<u32>(a) >> 31u) == 1u { return -r; }
+        return r;
     }
     let r = pow(abs(a), b);
     if a < 0.0 {
         if floor(b) != b { return nan(); }
-        let half = b * 0.5;
-        if floor(half) != half { return -r; }
+        if odd { return -r; }
     }
     return r;
 }

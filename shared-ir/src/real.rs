@@ -72,6 +72,8 @@ pub trait Real:
     fn is_finite(self) -> bool;
     /// True for NaN.
     fn is_nan(self) -> bool;
+    /// True when the sign bit is set (so for -0.0 too).
+    fn is_sign_negative(self) -> bool;
     /// Fused or plain multiply-add `self * a + b` (plain: results must not depend on the CPU).
     #[inline(always)]
     fn mul_add_plain(self, a: Self, b: Self) -> Self {
@@ -156,6 +158,10 @@ macro_rules! impl_real {
             #[inline(always)]
             fn is_nan(self) -> bool {
                 <$t>::is_nan(self)
+            }
+            #[inline(always)]
+            fn is_sign_negative(self) -> bool {
+                <$t>::is_sign_negative(self)
             }
         }
     };
