@@ -63,7 +63,7 @@ impl<R: Real> Adjoints<R> {
     /// Zeroes a slot's adjoint.
     #[inline(always)]
     fn clear(&mut self, info: &SlotInfo) {
-        let o = info.adj;
+        let o = info.adj();
         if o != NO_ADJOINT {
             zero(&mut self.data[o..o + info.n() * self.lanes]);
         }
@@ -73,7 +73,7 @@ impl<R: Real> Adjoints<R> {
     pub fn take_clean(&mut self, info: &SlotInfo, out: &mut Vec<f64>) {
         out.clear();
         let n = info.n() * self.lanes;
-        let o = info.adj;
+        let o = info.adj();
         if o == NO_ADJOINT {
             out.resize(n, 0.0);
             return;
@@ -84,14 +84,14 @@ impl<R: Real> Adjoints<R> {
 
     /// The adjoint of a slot, mutably (for seeding).
     pub fn get_mut(&mut self, info: &SlotInfo) -> Option<&mut [R]> {
-        let o = info.adj;
+        let o = info.adj();
         (o != NO_ADJOINT).then(|| &mut self.data[o..o + info.n() * self.lanes])
     }
 
     /// The adjoint of input slot `input` mutably, with the adjoint of the later slot `out`.
     #[inline(always)]
     fn pair(&mut self, input: &SlotInfo, out: &SlotInfo) -> Option<(&mut [R], &[R])> {
-        let (oi, oo) = (input.adj, out.adj);
+        let (oi, oo) = (input.adj(), out.adj());
         if oi == NO_ADJOINT || oo == NO_ADJOINT {
             return None;
         }
@@ -141,15 +141,15 @@ fn step<R: Real, G: Gate, W: Width>(
     match entry.rec {
         Rec::Unary { op, out, a } => {
             let (io, ia) = (pay.info(out), pay.info(a));
-            if W::ONE && io.shape.is_scalar() {
+            if W::ONE && io.is_scalar() {
                 // One lane, one number: no views, no loops.
                 let d = pay.data();
-                let (x, y) = (d[ia.offset], d[io.offset]);
-                if io.adj != NO_ADJOINT {
-                    let g = adj.data[io.adj];
-                    adj.data[io.adj] = R::ZERO;
-                    if ia.adj != NO_ADJOINT {
-                        adj.data[ia.adj] += gate.pass(0, g * op.derivative(x, y));
+                let (x, y) = (d[ia.offset()], d[io.offset()]);
+                if io.adj() != NO_ADJOINT {
+                    let g = adj.data[io.adj()];
+                    adj.data[io.adj()] = R::ZERO;
+                    if ia.adj() != NO_ADJOINT {
+                        adj.data[ia.adj()] += gate.pass(0, g * op.derivative(x, y));
                     }
                 }
                 return;
@@ -163,18 +163,18 @@ fn step<R: Real, G: Gate, W: Width>(
         }
         Rec::Binary { op, out, a, b } => {
             let (io, ia, ib) = (pay.info(out), pay.info(a), pay.info(b));
-            if W::ONE && io.shape.is_scalar() {
+            if W::ONE && io.is_scalar() {
                 let d = pay.data();
-                let (x, y, z) = (d[ia.offset], d[ib.offset], d[io.offset]);
-                if io.adj != NO_ADJOINT {
-                    let g = adj.data[io.adj];
-                    adj.data[io.adj] = R::ZERO;
+                let (x, y, z) = (d[ia.offset()], d[ib.offset()], d[io.offset()]);
+                if io.adj() != NO_ADJOINT {
+                    let g = adj.data[io.adj()];
+                    adj.data[io.adj()] = R::ZERO;
                     let (dx, dy) = op.partials(x, y, z);
-                    if ia.adj != NO_ADJOINT {
-                        adj.data[ia.adj] += gate.pass(0, g * dx);
+                    if ia.adj() != NO_ADJOINT {
+                        adj.data[ia.adj()] += gate.pass(0, g * dx);
                     }
-                    if ib.adj != NO_ADJOINT {
-                        adj.data[ib.adj] += gate.pass(0, g * dy);
+                    if ib.adj() != NO_ADJOINT {
+                        adj.data[ib.adj()] += gate.pass(0, g * dy);
                     }
                 }
                 return;
@@ -249,8 +249,8 @@ fn step<R: Real, G: Gate, W: Width>(
 fn view<'p, R: Real>(pay: &'p Payloads<R>, info: &SlotInfo) -> View<'p, R> {
     View {
         data: pay.get_info(info),
-        lanes: info.lanes,
-        scalar: info.shape.is_scalar(),
+        lanes: info.lanes(),
+        scalar: info.is_scalar(),
     }
 }
 
@@ -258,7 +258,7 @@ fn view<'p, R: Real>(pay: &'p Payloads<R>, info: &SlotInfo) -> View<'p, R> {
 #[inline(always)]
 fn wide<'a, R: Real>(pay: &'a Payloads<R>, info: &SlotInfo, buf: &'a mut Vec<R>) -> &'a [R] {
     let data = pay.get_info(info);
-    if info.lanes || pay.lanes() == 1 {
+    if info.lanes() || pay.lanes() == 1 {
         data
     } else {
         broadcast(buf, data, pay.lanes())
@@ -278,7 +278,7 @@ fn linalg_step<R: Real, G: Gate, W: Width>(
     w: W,
 ) {
     let ia = pay.info(a);
-    let sa = ia.shape;
+    let sa = ia.shape();
     let (ma, ka) = dims(sa);
     let na = sa.len();
     let two = !matches!(
@@ -294,7 +294,7 @@ fn linalg_step<R: Real, G: Gate, W: Width>(
             | LinalgOp::Inv
     );
     let ib = pay.info(if two { b } else { a });
-    let sb = if two { ib.shape } else { Shape::Scalar };
+    let sb = if two { ib.shape() } else { Shape::Scalar };
     let nb = sb.len();
     let Scratch {
         a: ba,

@@ -92,8 +92,8 @@ mod sizes {
     fn hot_path_records_keep_their_sizes() {
         // A decoded node: its kind and up to three operands.
         assert_eq!(size_of::<crate::code::Node>(), 20);
-        // A slot's description (offset, shape, length, flags, adjoint offset).
-        assert_eq!(size_of::<crate::payload::SlotInfo>(), 40);
+        // A slot's description (data and adjoint offsets, rows, columns with the flags).
+        assert_eq!(size_of::<crate::payload::SlotInfo>(), 16);
         // A tape record with its lanes' mask.
         assert_eq!(size_of::<crate::tape::Rec>(), 20);
         assert_eq!(size_of::<crate::tape::Entry>(), 24);

@@ -53,28 +53,28 @@ pub fn compute<R: Real>(
     match *rec {
         Rec::Unary { op, out, a } => {
             let (ia, io) = (pay.info(a), pay.info(out));
-            let w = if io.lanes { lanes } else { 1 };
+            let w = if io.lanes() { lanes } else { 1 };
             let (before, o) = pay.split_info(&io);
             let va = View {
-                data: &before[ia.offset..ia.offset + ia.stored(w)],
-                lanes: ia.lanes && w > 1,
+                data: &before[ia.offset()..ia.offset() + ia.stored(w)],
+                lanes: ia.lanes() && w > 1,
                 scalar: false,
             };
             crate::with_width!(w, lw => elementwise::unary(op, o, va, ia.n(), lw));
         }
         Rec::Binary { op, out, a, b } => {
             let (ia, ib, io) = (pay.info(a), pay.info(b), pay.info(out));
-            let w = if io.lanes { lanes } else { 1 };
+            let w = if io.lanes() { lanes } else { 1 };
             let (before, o) = pay.split_info(&io);
             let va = View {
-                data: &before[ia.offset..ia.offset + ia.stored(w)],
-                lanes: ia.lanes && w > 1,
-                scalar: ia.shape.is_scalar(),
+                data: &before[ia.offset()..ia.offset() + ia.stored(w)],
+                lanes: ia.lanes() && w > 1,
+                scalar: ia.is_scalar(),
             };
             let vb = View {
-                data: &before[ib.offset..ib.offset + ib.stored(w)],
-                lanes: ib.lanes && w > 1,
-                scalar: ib.shape.is_scalar(),
+                data: &before[ib.offset()..ib.offset() + ib.stored(w)],
+                lanes: ib.lanes() && w > 1,
+                scalar: ib.is_scalar(),
             };
             crate::with_width!(w, lw => elementwise::binary(op, o, va, vb, io.n(), lw));
         }
@@ -91,7 +91,7 @@ pub fn compute<R: Real>(
             }
         }
         Rec::Pack { out, start, count } => {
-            let w = if pay.info(out).lanes { lanes } else { 1 };
+            let w = if pay.info(out).lanes() { lanes } else { 1 };
             let (inputs, o) = pay.split(out);
             let mut e_out = 0usize;
             for &p in &parts[start as usize..(start + count) as usize] {
@@ -107,7 +107,7 @@ pub fn compute<R: Real>(
         }
         Rec::Extract { out, src, first } => {
             let io = pay.info(out);
-            let w = if io.lanes { lanes } else { 1 };
+            let w = if io.lanes() { lanes } else { 1 };
             let first = first as usize;
             let (inputs, o) = pay.split(out);
             let s = inputs.get(src);
@@ -116,20 +116,20 @@ pub fn compute<R: Real>(
         Rec::Linalg { op, out, a, b } => {
             let (ia, io) = (pay.info(a), pay.info(out));
             let ib = op.binary().then(|| pay.info(b));
-            let l = if io.lanes { lanes } else { 1 };
+            let l = if io.lanes() { lanes } else { 1 };
             let (inputs, o) = pay.split(out);
-            let av: &[R] = if ia.lanes || l == 1 {
+            let av: &[R] = if ia.lanes() || l == 1 {
                 inputs.get(a)
             } else {
                 broadcast(buf_a, inputs.get(a), l)
             };
             let bv: &[R] = match ib {
-                Some(i) if i.lanes || l == 1 => inputs.get(b),
+                Some(i) if i.lanes() || l == 1 => inputs.get(b),
                 Some(_) => broadcast(buf_b, inputs.get(b), l),
                 None => &[],
             };
-            let (m, kk) = dims(ia.shape);
-            let (bm, bn) = ib.map_or((0, 0), |i| dims(i.shape));
+            let (m, kk) = dims(ia.shape());
+            let (bm, bn) = ib.map_or((0, 0), |i| dims(i.shape()));
             let na = ia.n();
             crate::with_width!(l, w => match op {
                 LinalgOp::Dot => k::dot(o, av, bv, na, w),
@@ -147,7 +147,7 @@ pub fn compute<R: Real>(
                 LinalgOp::Logdet => k::logdet(o, av, m, w, lu),
                 LinalgOp::Inv => k::inv(o, av, m, w, lu),
                 LinalgOp::Solve => {
-                    let cols = if ib.is_some_and(|i| matches!(i.shape, Shape::Matrix(..))) { bn } else { 1 };
+                    let cols = if ib.is_some_and(|i| matches!(i.shape(), Shape::Matrix(..))) { bn } else { 1 };
                     k::solve(o, av, bv, m, cols, w, lu)
                 }
             });

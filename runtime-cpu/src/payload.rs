@@ -7,49 +7,155 @@
 use crate::value::Slot;
 use shared_ir::{Real, Shape};
 
-/// What the table knows about one slot.
-#[derive(Copy, Clone, Debug, PartialEq)]
+/// What the table knows about one slot, in 16 bytes: the offsets of its numbers and of its
+/// adjoint, and its shape and flags packed in two words.
+#[derive(Copy, Clone, PartialEq, Eq)]
 pub struct SlotInfo {
     /// Offset of the slot's first number in the data arena.
-    pub offset: usize,
-    /// Shape of one lane.
-    pub shape: Shape,
-    /// Elements of one lane (`shape.len()`, kept so hot paths need not match on the shape).
-    pub len: u32,
-    /// True when the slot holds one value per lane.
-    pub lanes: bool,
-    /// True when the value depends on a differentiated input.
-    pub active: bool,
-    /// Offset of the slot's lane-wide adjoint in the reverse pass's arena (active slots only;
-    /// [`NO_ADJOINT`] otherwise). Adjoints are laid out in allocation order as slots are made,
-    /// so the reverse pass needs no layout step of its own.
-    pub adj: usize,
+    offset: u32,
+    /// Offset of the slot's lane-wide adjoint in the reverse pass's arena ([`NO_ADJ`] when it
+    /// has none). Adjoints are laid out in allocation order as slots are made, so the reverse
+    /// pass needs no layout step of its own.
+    adj: u32,
+    /// Rows of the shape (a vector's length; 1 for a scalar).
+    rows: u32,
+    /// Columns (the low [`COL_BITS`] bits; 1 for a scalar or a vector), then the shape's kind
+    /// (two bits: scalar, vector, matrix), per lane, and active.
+    cols: u32,
 }
 
 /// [`SlotInfo::adj`] of a slot that has no adjoint.
-pub const NO_ADJOINT: usize = usize::MAX;
+pub const NO_ADJOINT: usize = NO_ADJ as usize;
+/// The stored adjoint offset of a slot that has none.
+const NO_ADJ: u32 = u32::MAX;
+/// Bits of [`SlotInfo`]'s column count: a matrix may have at most `2^28 - 1` columns.
+const COL_BITS: u32 = 28;
+const COL_MASK: u32 = (1 << COL_BITS) - 1;
+const VECTOR: u32 = 1 << COL_BITS;
+const MATRIX: u32 = 2 << COL_BITS;
+const KIND: u32 = 3 << COL_BITS;
+const LANES: u32 = 1 << 30;
+const ACTIVE: u32 = 1 << 31;
 
 impl SlotInfo {
+    /// A slot's description (`adj` is [`NO_ADJ`] for none); `None` for a matrix of more
+    /// columns than its word holds.
+    #[inline(always)]
+    fn new(offset: u32, adj: u32, shape: Shape, lanes: bool, active: bool) -> Option<Self> {
+        let (rows, cols, kind) = match shape {
+            Shape::Scalar => (1, 1, 0),
+            Shape::Vector(n) => (n, 1, VECTOR),
+            Shape::Matrix(r, c) if c <= COL_MASK => (r, c, MATRIX),
+            Shape::Matrix(..) => return None,
+        };
+        let flags = kind | if lanes { LANES } else { 0 } | if active { ACTIVE } else { 0 };
+        Some(SlotInfo {
+            offset,
+            adj,
+            rows,
+            cols: cols | flags,
+        })
+    }
+
+    /// A uniform scalar's description.
+    #[inline(always)]
+    fn scalar(offset: u32, adj: u32, active: bool) -> Self {
+        SlotInfo {
+            offset,
+            adj,
+            rows: 1,
+            cols: 1 | if active { ACTIVE } else { 0 },
+        }
+    }
+
+    /// Offset of the slot's first number in the data arena.
+    #[inline(always)]
+    pub fn offset(&self) -> usize {
+        self.offset as usize
+    }
+
+    /// Offset of the slot's lane-wide adjoint in the reverse pass's arena (active slots only;
+    /// [`NO_ADJOINT`] otherwise).
+    #[inline(always)]
+    pub fn adj(&self) -> usize {
+        self.adj as usize
+    }
+
+    /// Shape of one lane.
+    #[inline(always)]
+    pub fn shape(&self) -> Shape {
+        match self.cols & KIND {
+            0 => Shape::Scalar,
+            VECTOR => Shape::Vector(self.rows),
+            _ => Shape::Matrix(self.rows, self.cols & COL_MASK),
+        }
+    }
+
+    /// Elements of one lane.
+    #[inline(always)]
+    pub fn elements(&self) -> u32 {
+        self.rows * (self.cols & COL_MASK)
+    }
+
+    /// True when the slot holds one value per lane.
+    #[inline(always)]
+    pub fn lanes(&self) -> bool {
+        self.cols & LANES != 0
+    }
+
+    /// True when the value depends on a differentiated input.
+    #[inline(always)]
+    pub fn active(&self) -> bool {
+        self.cols & ACTIVE != 0
+    }
+
     /// Numbers stored for this slot.
     #[inline(always)]
     pub fn stored(&self, lanes: usize) -> usize {
-        if self.lanes {
-            self.len as usize * lanes
+        if self.lanes() {
+            self.n() * lanes
         } else {
-            self.len as usize
+            self.n()
         }
     }
 
     /// Elements of one lane.
     #[inline(always)]
     pub fn n(&self) -> usize {
-        self.len as usize
+        self.elements() as usize
+    }
+
+    /// True for a scalar (stored once or per lane).
+    #[inline(always)]
+    pub fn is_scalar(&self) -> bool {
+        self.cols & KIND == 0
     }
 
     /// True for a scalar stored once (the same on every lane).
     #[inline(always)]
     pub fn is_uniform_scalar(&self) -> bool {
-        !self.lanes && self.shape.is_scalar()
+        self.cols & (KIND | LANES) == 0
+    }
+
+    /// The same slot with its numbers at `offset` and no adjoint.
+    fn moved(self, offset: usize) -> Self {
+        SlotInfo {
+            offset: offset as u32,
+            adj: NO_ADJ,
+            ..self
+        }
+    }
+}
+
+impl std::fmt::Debug for SlotInfo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SlotInfo")
+            .field("offset", &self.offset())
+            .field("shape", &self.shape())
+            .field("lanes", &self.lanes())
+            .field("active", &self.active())
+            .field("adj", &self.adj())
+            .finish()
     }
 }
 
@@ -103,7 +209,8 @@ impl<R: Real> Payloads<R> {
         self.lanes = lanes.max(1);
         self.top = 0;
         self.slots.clear();
-        self.limit = limit;
+        // Offsets are kept in 32 bits.
+        self.limit = limit.min(u32::MAX as usize);
         self.adj_top = 0;
     }
 
@@ -115,14 +222,18 @@ impl<R: Real> Payloads<R> {
 
     /// The adjoint offset for a new slot of `len` elements.
     #[inline(always)]
-    fn next_adjoint(&mut self, len: usize, active: bool) -> usize {
-        if active {
-            let a = self.adj_top;
-            self.adj_top += len * self.lanes;
-            a
-        } else {
-            NO_ADJOINT
+    fn next_adjoint(&mut self, len: usize, active: bool) -> Option<u32> {
+        if !active {
+            return Some(NO_ADJ);
         }
+        let a = self.adj_top;
+        let end = a + len * self.lanes;
+        // Adjoint offsets are kept in 32 bits, short of the mark of none.
+        if end >= NO_ADJ as usize {
+            return None;
+        }
+        self.adj_top = end;
+        Some(a as u32)
     }
 
     /// Lanes of the run.
@@ -170,17 +281,11 @@ impl<R: Real> Payloads<R> {
         let lanes = lanes && (self.lanes > 1 || self.keep_lanes);
         let len = shape.len();
         // A slot too large to count in 32 bits is past any memory limit.
-        let len32 = u32::try_from(len).ok()?;
+        u32::try_from(len).ok()?;
         let n = if lanes { len * self.lanes } else { len };
         let offset = self.bump(n)?;
-        let info = SlotInfo {
-            offset,
-            shape,
-            len: len32,
-            lanes,
-            active,
-            adj: self.next_adjoint(len, active),
-        };
+        let adj = self.next_adjoint(len, active)?;
+        let info = SlotInfo::new(offset as u32, adj, shape, lanes, active)?;
         self.slots.push(info);
         Some((Slot((self.slots.len() - 1) as u32), info))
     }
@@ -190,14 +295,8 @@ impl<R: Real> Payloads<R> {
     pub fn push_scalar(&mut self, x: R, active: bool) -> Option<Slot> {
         let offset = self.bump(1)?;
         self.data[offset] = x;
-        let info = SlotInfo {
-            offset,
-            shape: Shape::Scalar,
-            len: 1,
-            lanes: false,
-            active,
-            adj: self.next_adjoint(1, active),
-        };
+        let adj = self.next_adjoint(1, active)?;
+        let info = SlotInfo::scalar(offset as u32, adj, active);
         self.slots.push(info);
         Some(Slot((self.slots.len() - 1) as u32))
     }
@@ -213,12 +312,10 @@ impl<R: Real> Payloads<R> {
         }
         self.slots
             .extend((offset..offset + xs.len()).map(|offset| SlotInfo {
-                offset,
-                shape: Shape::Scalar,
-                len: 1,
-                lanes: false,
-                active: false,
-                adj: NO_ADJOINT,
+                offset: offset as u32,
+                adj: NO_ADJ,
+                rows: 1,
+                cols: 1,
             }));
         true
     }
@@ -228,17 +325,16 @@ impl<R: Real> Payloads<R> {
     /// records no tape: a moved slot keeps no adjoint. Returns the numbers kept.
     pub fn retain_since(&mut self, from: Slot, keep: &[Slot]) -> usize {
         let first = from.0 as usize;
-        let Some(start) = self.slots.get(first).map(|i| i.offset) else {
+        let Some(start) = self.slots.get(first).map(|i| i.offset()) else {
             return 0;
         };
         let mut dst = start;
         for (k, s) in keep.iter().enumerate() {
-            let mut info = self.slots[s.0 as usize];
-            debug_assert!(s.0 >= from.0 && !info.active);
+            let info = self.slots[s.0 as usize];
+            debug_assert!(s.0 >= from.0 && !info.active());
             let n = info.stored(self.lanes);
-            self.data.copy_within(info.offset..info.offset + n, dst);
-            info.offset = dst;
-            self.slots[first + k] = info;
+            self.data.copy_within(info.offset()..info.offset() + n, dst);
+            self.slots[first + k] = info.moved(dst);
             dst += n;
         }
         self.slots.truncate(first + keep.len());
@@ -271,7 +367,7 @@ impl<R: Real> Payloads<R> {
     /// The numbers of the slot `info` describes.
     #[inline(always)]
     pub fn get_info(&self, info: &SlotInfo) -> &[R] {
-        &self.data[info.offset..info.offset + info.stored(self.lanes)]
+        &self.data[info.offset()..info.offset() + info.stored(self.lanes)]
     }
 
     /// The slot `o` describes (the newest slot, or any slot after its inputs) mutably, with
@@ -279,7 +375,7 @@ impl<R: Real> Payloads<R> {
     #[inline(always)]
     pub fn split_info(&mut self, o: &SlotInfo) -> (&[R], &mut [R]) {
         let n = o.stored(self.lanes);
-        let (before, rest) = self.data.split_at_mut(o.offset);
+        let (before, rest) = self.data.split_at_mut(o.offset());
         (&*before, &mut rest[..n])
     }
 
@@ -287,7 +383,7 @@ impl<R: Real> Payloads<R> {
     #[inline(always)]
     pub fn get(&self, s: Slot) -> &[R] {
         let i = self.slots[s.0 as usize];
-        &self.data[i.offset..i.offset + i.stored(self.lanes)]
+        &self.data[i.offset()..i.offset() + i.stored(self.lanes)]
     }
 
     /// The numbers of a slot, mutably.
@@ -295,18 +391,18 @@ impl<R: Real> Payloads<R> {
     pub fn get_mut(&mut self, s: Slot) -> &mut [R] {
         let i = self.slots[s.0 as usize];
         let n = i.stored(self.lanes);
-        &mut self.data[i.offset..i.offset + n]
+        &mut self.data[i.offset()..i.offset() + n]
     }
 
     /// Element `e` of a slot across lanes.
     #[inline(always)]
     pub fn col(&self, s: Slot, e: usize) -> Col<'_, R> {
         let i = self.slots[s.0 as usize];
-        if i.lanes {
-            let start = i.offset + e * self.lanes;
+        if i.lanes() {
+            let start = i.offset() + e * self.lanes;
             Col::Lanes(&self.data[start..start + self.lanes])
         } else {
-            Col::Uniform(self.data[i.offset + e])
+            Col::Uniform(self.data[i.offset() + e])
         }
     }
 
@@ -316,7 +412,7 @@ impl<R: Real> Payloads<R> {
     pub fn split(&mut self, out: Slot) -> (Inputs<'_, R>, &mut [R]) {
         let i = self.slots[out.0 as usize];
         let n = i.stored(self.lanes);
-        let (before, rest) = self.data.split_at_mut(i.offset);
+        let (before, rest) = self.data.split_at_mut(i.offset());
         (
             Inputs {
                 data: &*before,
@@ -331,7 +427,7 @@ impl<R: Real> Payloads<R> {
     #[inline(always)]
     pub fn scalar(&self, s: Slot) -> Option<R> {
         let i = self.slots[s.0 as usize];
-        (!i.lanes && i.shape == Shape::Scalar).then(|| self.data[i.offset])
+        (!i.lanes() && i.shape() == Shape::Scalar).then(|| self.data[i.offset()])
     }
 }
 
@@ -347,7 +443,7 @@ impl<'a, R: Real> Inputs<'a, R> {
     #[inline(always)]
     pub fn get(&self, s: Slot) -> &'a [R] {
         let i = self.slots[s.0 as usize];
-        &self.data[i.offset..i.offset + i.stored(self.lanes)]
+        &self.data[i.offset()..i.offset() + i.stored(self.lanes)]
     }
 
     /// The description of a slot.
@@ -360,11 +456,11 @@ impl<'a, R: Real> Inputs<'a, R> {
     #[inline(always)]
     pub fn col(&self, s: Slot, e: usize) -> Col<'a, R> {
         let i = self.slots[s.0 as usize];
-        if i.lanes {
-            let start = i.offset + e * self.lanes;
+        if i.lanes() {
+            let start = i.offset() + e * self.lanes;
             Col::Lanes(&self.data[start..start + self.lanes])
         } else {
-            Col::Uniform(self.data[i.offset + e])
+            Col::Uniform(self.data[i.offset() + e])
         }
     }
 }

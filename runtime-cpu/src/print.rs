@@ -89,10 +89,10 @@ pub(crate) fn lane_value<R: Real>(
     match v {
         Value::Num(s) => {
             let info = pay.info(s);
-            let data: Vec<f64> = (0..info.shape.len())
+            let data: Vec<f64> = (0..info.shape().len())
                 .map(|e| pay.col(s, e).at(lane).to_f64())
                 .collect();
-            match info.shape {
+            match info.shape() {
                 Shape::Scalar => LaneValue::Number(data[0]),
                 shape => LaneValue::Tensor(shape, data),
             }
@@ -121,10 +121,10 @@ fn write_datum<R: Real>(
         Value::Num(s) => {
             // Numbers inside structure print in the run's precision (f32 shortest digits).
             let info = pay.info(s);
-            let items: Vec<String> = (0..info.shape.len())
+            let items: Vec<String> = (0..info.shape().len())
                 .map(|e| real(pay.col(s, e).at(lane)))
                 .collect();
-            match info.shape {
+            match info.shape() {
                 Shape::Scalar => out.push_str(&items[0]),
                 Shape::Matrix(_, c) if c > 0 => {
                     let rows: Vec<String> = items

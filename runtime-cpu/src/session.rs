@@ -481,10 +481,10 @@ impl<R: Real> Session<R> {
             return false;
         }
         let result = match v {
-            Value::Num(s) if st.pay.info(s).shape.is_scalar() => s,
+            Value::Num(s) if st.pay.info(s).is_scalar() => s,
             other => {
                 let got = match other {
-                    Value::Num(s) => st.pay.info(s).shape.to_string(),
+                    Value::Num(s) => st.pay.info(s).shape().to_string(),
                     o => o.kind().to_string(),
                 };
                 for &lane in group {
@@ -553,7 +553,7 @@ impl<R: Real> Session<R> {
         }
         // The seed, when the result is not an input and no record made it (a constant result).
         let info = st.pay.info(result);
-        if info.active {
+        if info.active() {
             self.adj.take_clean(&info, buf);
         }
         false
@@ -594,11 +594,11 @@ impl<R: Real> Session<R> {
         let mut read = 0usize;
         for (inp, &slot) in inputs.iter().zip(slots) {
             let info = st.pay.info(slot);
-            if inp.grad.is_some() && info.adj != NO_ADJOINT {
-                read = read.max(info.adj + info.n() * l);
+            if inp.grad.is_some() && info.adj() != NO_ADJOINT {
+                read = read.max(info.adj() + info.n() * l);
             }
         }
-        let adj = if res.adj == NO_ADJOINT || read == 0 {
+        let adj = if res.adj() == NO_ADJOINT || read == 0 {
             // Nothing reaches a differentiated input: every gradient is zero.
             Vec::new()
         } else {
@@ -607,7 +607,7 @@ impl<R: Real> Session<R> {
                 Some(w) => group.iter().map(|&lane| R::from_f64(w[lane])).collect(),
             };
             st.regions
-                .reverse(&st.tape, &st.pay, &st.masks, (res.adj, &seeds), read)?
+                .reverse(&st.tape, &st.pay, &st.masks, (res.adj(), &seeds), read)?
         };
         for (inp, &slot) in inputs.iter().zip(slots) {
             let Some(k) = inp.grad else { continue };
@@ -616,10 +616,10 @@ impl<R: Real> Session<R> {
             let n = g.shape.len();
             for e in 0..n {
                 for (i, &lane) in group.iter().enumerate() {
-                    g.per_lane[lane * n + e] = if info.adj == NO_ADJOINT || adj.is_empty() {
+                    g.per_lane[lane * n + e] = if info.adj() == NO_ADJOINT || adj.is_empty() {
                         0.0
                     } else {
-                        adj[info.adj + e * l + i].to_f64()
+                        adj[info.adj() + e * l + i].to_f64()
                     };
                 }
             }

@@ -266,19 +266,19 @@ impl<R: Real> Machine<'_, R> {
     /// first block.
     fn truth(&mut self, sel: Slot) -> Result<Truth> {
         let info = self.s.pay.info(sel);
-        if !info.shape.is_scalar() {
+        if !info.is_scalar() {
             return Err(self.shape_error(
                 "branch",
-                format!("the selector must be a number, but it is {}", info.shape),
+                format!("the selector must be a number, but it is {}", info.shape()),
             ));
         }
-        if !info.lanes {
-            return Ok(Truth::All(self.s.pay.data()[info.offset] != R::ZERO));
+        if !info.lanes() {
+            return Ok(Truth::All(self.s.pay.data()[info.offset()] != R::ZERO));
         }
         let lanes = self.s.pay.lanes();
         self.charge(lanes)?;
         let st = &mut *self.s;
-        let col = &st.pay.data()[info.offset..info.offset + lanes];
+        let col = &st.pay.data()[info.offset()..info.offset() + lanes];
         let m = st.masks.push_from(col.iter().map(|&x| x != R::ZERO));
         let (any_t, any_f) = st.masks.split_counts(self.mask, m);
         if !any_f || !any_t {

@@ -34,18 +34,18 @@ impl<R: Real> Machine<'_, R> {
     pub fn unary(&mut self, op: UnaryOp, a: Slot) -> Result<Slot> {
         let ia = self.s.pay.info(a);
         let out = if ia.is_uniform_scalar() {
-            let x = self.s.pay.data()[ia.offset];
+            let x = self.s.pay.data()[ia.offset()];
             self.charge(std::mem::size_of::<SlotInfo>() + std::mem::size_of::<R>())?;
-            match self.s.pay.push_scalar(op.apply(x), ia.active) {
+            match self.s.pay.push_scalar(op.apply(x), ia.active()) {
                 Some(s) => s,
                 None => return Err(self.memory_error()),
             }
         } else {
-            let (out, _) = self.alloc(ia.shape, ia.lanes, ia.active)?;
+            let (out, _) = self.alloc(ia.shape(), ia.lanes(), ia.active())?;
             self.compute(&Rec::Unary { op, out, a });
             out
         };
-        if ia.active && self.taping {
+        if ia.active() && self.taping {
             self.record(Rec::Unary { op, out, a })?;
         }
         Ok(out)
@@ -54,31 +54,32 @@ impl<R: Real> Machine<'_, R> {
     /// `a op b`, element by element; a scalar broadcasts against a vector.
     pub fn binary(&mut self, op: BinaryOp, a: Slot, b: Slot) -> Result<Slot> {
         let (ia, ib) = (self.s.pay.info(a), self.s.pay.info(b));
-        let active = ia.active || ib.active;
+        let active = ia.active() || ib.active();
         let out = if ia.is_uniform_scalar() && ib.is_uniform_scalar() {
             let d = self.s.pay.data();
-            let y = op.apply(d[ia.offset], d[ib.offset]);
+            let y = op.apply(d[ia.offset()], d[ib.offset()]);
             self.charge(std::mem::size_of::<SlotInfo>() + std::mem::size_of::<R>())?;
             match self.s.pay.push_scalar(y, active) {
                 Some(s) => s,
                 None => return Err(self.memory_error()),
             }
         } else {
-            let shape = if ia.shape == ib.shape || ib.shape.is_scalar() {
-                ia.shape
-            } else if ia.shape.is_scalar() {
-                ib.shape
+            let shape = if ia.shape() == ib.shape() || ib.is_scalar() {
+                ia.shape()
+            } else if ia.is_scalar() {
+                ib.shape()
             } else {
                 let name = crate::op::Op::Binary(op).name();
                 return Err(self.shape_error(
                     name,
                     format!(
                         "cannot combine {} with {} element by element",
-                        ia.shape, ib.shape
+                        ia.shape(),
+                        ib.shape()
                     ),
                 ));
             };
-            let (out, _) = self.alloc(shape, ia.lanes || ib.lanes, active)?;
+            let (out, _) = self.alloc(shape, ia.lanes() || ib.lanes(), active)?;
             self.compute(&Rec::Binary { op, out, a, b });
             out
         };
@@ -91,7 +92,7 @@ impl<R: Real> Machine<'_, R> {
     /// The dot product of two vectors of one length.
     pub fn dot(&mut self, a: Slot, b: Slot) -> Result<Slot> {
         let (ia, ib) = (self.s.pay.info(a), self.s.pay.info(b));
-        match (ia.shape, ib.shape) {
+        match (ia.shape(), ib.shape()) {
             (Shape::Vector(n), Shape::Vector(m)) if n == m => {}
             (x, y) => {
                 return Err(self.shape_error(
@@ -100,8 +101,8 @@ impl<R: Real> Machine<'_, R> {
                 ))
             }
         }
-        let active = ia.active || ib.active;
-        let (out, _) = self.alloc(Shape::Scalar, ia.lanes || ib.lanes, active)?;
+        let active = ia.active() || ib.active();
+        let (out, _) = self.alloc(Shape::Scalar, ia.lanes() || ib.lanes(), active)?;
         let rec = Rec::Linalg {
             op: LinalgOp::Dot,
             out,
@@ -122,18 +123,19 @@ impl<R: Real> Machine<'_, R> {
             return Ok(a);
         }
         let (ia, ib) = (self.s.pay.info(a), self.s.pay.info(b));
-        if ia.shape != ib.shape {
+        if ia.shape() != ib.shape() {
             return Err(self.shape_error(
                 "branch",
                 format!(
                     "its blocks leave values of different shapes in one stack place ({} and {}), \
                      which lanes cannot merge",
-                    ia.shape, ib.shape
+                    ia.shape(),
+                    ib.shape()
                 ),
             ));
         }
-        let active = ia.active || ib.active;
-        let (out, _) = self.alloc(ia.shape, true, active)?;
+        let active = ia.active() || ib.active();
+        let (out, _) = self.alloc(ia.shape(), true, active)?;
         self.compute(&Rec::Select { out, cond, a, b });
         if active && self.taping {
             self.record(Rec::Select { out, cond, a, b })?;

@@ -259,17 +259,18 @@ impl<R: Real> Vm<R> {
         let pay = &self.state.pay;
         let info = pay.info(result);
         if group.start == 0 {
-            out.shape = info.shape;
+            out.shape = info.shape();
             out.values.clear();
             out.values.resize(out.lanes * info.n(), 0.0);
-        } else if out.shape != info.shape {
+        } else if out.shape != info.shape() {
             let last = prog.ops.len() - 1;
             return Err(Error::Shape {
                 op: "end",
                 pos: prog.pos(last),
                 message: format!(
                     "the result is {} on some lanes and {} on others",
-                    out.shape, info.shape
+                    out.shape,
+                    info.shape()
                 ),
             });
         }
@@ -277,7 +278,11 @@ impl<R: Real> Vm<R> {
         let data = pay.get_info(&info);
         for (i, lane) in group.enumerate() {
             for e in 0..n {
-                let x = if info.lanes { data[e * l + i] } else { data[e] };
+                let x = if info.lanes() {
+                    data[e * l + i]
+                } else {
+                    data[e]
+                };
                 out.values[lane * n + e] = x.to_f64();
             }
         }
@@ -293,8 +298,10 @@ impl<R: Real> Vm<R> {
     ) -> Result<()> {
         let st = &mut self.state;
         let info = st.pay.info(result);
-        if !info.shape.is_scalar() {
-            return Err(Error::NotDifferentiable { shape: info.shape });
+        if !info.is_scalar() {
+            return Err(Error::NotDifferentiable {
+                shape: info.shape(),
+            });
         }
         self.adj.prepare(&st.pay);
         if let Some(seed) = self.adj.get_mut(&info) {
@@ -322,7 +329,7 @@ impl<R: Real> Vm<R> {
                 }
             }
         }
-        if info.active {
+        if info.active() {
             // The seed, when no record consumed it (the result is an input).
             self.adj.take_clean(&info, &mut self.buf);
         }
@@ -396,7 +403,7 @@ fn bind<R: Real>(
                 for e in 0..n {
                     for (i, lane) in group.clone().enumerate() {
                         let x = R::from_f64(data[lane * n + e]);
-                        if info.lanes {
+                        if info.lanes() {
                             dst[e * l + i] = x;
                         } else {
                             dst[e] = x;

@@ -2,9 +2,11 @@
 //!
 //! `shared-ir` owns what the CPU interpreter and a GPU backend must agree on: the payload number
 //! type ([`Real`]), the elementwise operation set with forward and derivative rules side by side
-//! ([`UnaryOp`], [`BinaryOp`], [`CompareOp`]), and tensor shapes ([`Shape`]); and the [`region`] format in which the numeric work of a walk
-//! goes to a device, with the cost model that decides where it runs. It depends on no
-//! runtime, so either runtime can be built and tested without the other.
+//! ([`UnaryOp`], [`BinaryOp`], [`CompareOp`]), the vector and matrix ops with their shape rules
+//! and work ([`LinalgOp`], in [`linalg`]), and tensor shapes ([`Shape`]); and the [`region`]
+//! format in which the numeric work of a walk goes to a device, with the cost model that
+//! decides where it runs. It depends on no runtime, so either runtime can be built and tested
+//! without the other.
 //!
 //! ```
 //! use shared_ir::{BinaryOp, UnaryOp};
@@ -14,13 +16,14 @@
 //! ```
 #![deny(unsafe_code)]
 
+pub mod linalg;
 mod op;
 mod real;
 pub mod region;
 mod shape;
 pub mod vmath;
 
+pub use linalg::{LinalgOp, Operand, ShapeFault};
 pub use op::{BinaryOp, CompareOp, UnaryOp};
 pub use real::Real;
-pub use region::LinalgOp;
 pub use shape::Shape;

@@ -27,6 +27,7 @@
 //! assert_eq!(decode_op(&words), Some(rec));
 //! ```
 
+pub use crate::linalg::LinalgOp;
 use crate::op::{BinaryOp, UnaryOp};
 use std::ops::Range;
 
@@ -36,88 +37,6 @@ pub const SLOT_WORDS: usize = 6;
 pub const OP_WORDS: usize = 8;
 /// The adjoint offset of a slot without an adjoint.
 pub const NO_ADJ: u32 = u32::MAX;
-
-/// A vector or matrix operation with its own adjoint rule.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
-pub enum LinalgOp {
-    /// `dot a b`.
-    Dot,
-    /// `vsum a`.
-    Vsum,
-    /// `norm a`.
-    Norm,
-    /// `normalize a`.
-    Normalize,
-    /// `normalize a` with the protected clamp.
-    NormalizeProtected,
-    /// `cross a b`.
-    Cross,
-    /// `matvec A v`.
-    Matvec,
-    /// `matmul A B`.
-    Matmul,
-    /// `transpose A`.
-    Transpose,
-    /// `trace A`.
-    Trace,
-    /// `outer a b`.
-    Outer,
-    /// `det A`.
-    Det,
-    /// `logdet A`.
-    Logdet,
-    /// `inv A`.
-    Inv,
-    /// `solve A b`.
-    Solve,
-}
-
-impl LinalgOp {
-    /// Every linalg op, in code order.
-    pub const ALL: [LinalgOp; 15] = [
-        LinalgOp::Dot,
-        LinalgOp::Vsum,
-        LinalgOp::Norm,
-        LinalgOp::Normalize,
-        LinalgOp::NormalizeProtected,
-        LinalgOp::Cross,
-        LinalgOp::Matvec,
-        LinalgOp::Matmul,
-        LinalgOp::Transpose,
-        LinalgOp::Trace,
-        LinalgOp::Outer,
-        LinalgOp::Det,
-        LinalgOp::Logdet,
-        LinalgOp::Inv,
-        LinalgOp::Solve,
-    ];
-
-    /// The op's number in region records (its index in [`LinalgOp::ALL`]).
-    pub fn code(self) -> u32 {
-        self as u32
-    }
-
-    /// True for the ops of two operands.
-    pub fn binary(self) -> bool {
-        matches!(
-            self,
-            LinalgOp::Dot
-                | LinalgOp::Cross
-                | LinalgOp::Matvec
-                | LinalgOp::Matmul
-                | LinalgOp::Outer
-                | LinalgOp::Solve
-        )
-    }
-
-    /// True for the ops that factor a square matrix (their cost grows as n^3 per lane).
-    pub fn factors(self) -> bool {
-        matches!(
-            self,
-            LinalgOp::Det | LinalgOp::Logdet | LinalgOp::Inv | LinalgOp::Solve
-        )
-    }
-}
 
 impl UnaryOp {
     /// The op's number in region records (its index in [`UnaryOp::ALL`]).

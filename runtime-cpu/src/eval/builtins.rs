@@ -95,7 +95,7 @@ impl<R: Real> Machine<'_, R> {
             Builtin::IsNull => Ok(Value::Bool(a0 == Value::Nil)),
             Builtin::IsPair => Ok(Value::Bool(matches!(a0, Value::Pair(_)))),
             Builtin::IsNumber => Ok(Value::Bool(
-                matches!(a0, Value::Num(s) if self.s.pay.info(s).shape.is_scalar()),
+                matches!(a0, Value::Num(s) if self.s.pay.info(s).is_scalar()),
             )),
             Builtin::IsBoolean => Ok(Value::Bool(matches!(
                 a0,
@@ -112,7 +112,7 @@ impl<R: Real> Machine<'_, R> {
             Builtin::Bracket => {
                 let all_vectors = nargs > 0
                     && (0..nargs).all(|i| {
-                        matches!(self.arg(base, i), Value::Num(s) if matches!(self.s.pay.info(s).shape, Shape::Vector(_)))
+                        matches!(self.arg(base, i), Value::Num(s) if matches!(self.s.pay.info(s).shape(), Shape::Vector(_)))
                     });
                 if all_vectors {
                     self.pack_matrix(base, nargs, node, "[...]")
@@ -183,7 +183,7 @@ impl<R: Real> Machine<'_, R> {
         match (a, b) {
             (Value::Num(x), Value::Num(y)) if x == y => Ok(Value::Bool(true)),
             (Value::Num(x), Value::Num(y))
-                if self.s.pay.info(x).shape.is_scalar() && self.s.pay.info(y).shape.is_scalar() =>
+                if self.s.pay.info(x).is_scalar() && self.s.pay.info(y).is_scalar() =>
             {
                 self.compare(shared_ir::CompareOp::Eq, a, b, node)
             }
@@ -212,7 +212,7 @@ impl<R: Real> Machine<'_, R> {
         for i in 0..nargs {
             let v = self.arg(base, i);
             let s = self.num(v, op, node)?;
-            if !self.s.pay.info(s).shape.is_scalar() {
+            if !self.s.pay.info(s).is_scalar() {
                 return Err(self.type_error(op, "numbers", v, node));
             }
         }
@@ -225,7 +225,7 @@ impl<R: Real> Machine<'_, R> {
         for i in 0..nargs {
             let v = self.arg(base, i);
             let s = self.num(v, op, node)?;
-            let Shape::Vector(n) = self.s.pay.info(s).shape else {
+            let Shape::Vector(n) = self.s.pay.info(s).shape() else {
                 return Err(self.type_error(op, "row vectors", v, node));
             };
             if *cols.get_or_insert(n) != n {
@@ -254,12 +254,12 @@ impl<R: Real> Machine<'_, R> {
         for i in 0..nargs {
             if let Value::Num(s) = self.arg(base, i) {
                 let info = self.s.pay.info(s);
-                lanes |= info.lanes;
-                active |= info.active;
+                lanes |= info.lanes();
+                active |= info.active();
             }
         }
         let out = self.alloc_slot(shape, lanes, active, Some(node))?;
-        let lanes_out = self.s.pay.info(out).lanes;
+        let lanes_out = self.s.pay.info(out).lanes();
         let aux_start = self.s.tape.aux.len() as u32;
         let s = &mut *self.s;
         s.parts.clear();
@@ -300,7 +300,7 @@ impl<R: Real> Machine<'_, R> {
     ) -> EResult<usize> {
         let s = self.num(v, op, node)?;
         let info = self.s.pay.info(s);
-        if !info.shape.is_scalar() {
+        if !info.is_scalar() {
             return Err(self.type_error(op, "a number", v, node));
         }
         let x = match self.s.pay.scalar(s) {
@@ -391,7 +391,7 @@ impl<R: Real> Machine<'_, R> {
         let src = self.num(v, "ref", node)?;
         let info = self.s.pay.info(src);
         let i = self.index_arg(self.arg(base, 1), "ref", "the index", node)?;
-        let (first, shape, bound) = match (info.shape, nargs) {
+        let (first, shape, bound) = match (info.shape(), nargs) {
             (Shape::Vector(n), 2) => (i, Shape::Scalar, (i, n as usize)),
             (Shape::Matrix(r, c), 2) => (i * c as usize, Shape::Vector(c), (i, r as usize)),
             (Shape::Matrix(r, c), 3) => {
@@ -411,7 +411,7 @@ impl<R: Real> Machine<'_, R> {
             }
         };
         if bound.0 >= bound.1 {
-            let what = if matches!(info.shape, Shape::Matrix(..)) {
+            let what = if matches!(info.shape(), Shape::Matrix(..)) {
                 "row"
             } else {
                 "element"
@@ -420,7 +420,7 @@ impl<R: Real> Machine<'_, R> {
         }
         let first = first as u32;
         let rec = |out| Rec::Extract { out, src, first };
-        let out = self.emit(shape, info.lanes, info.active, node, rec)?;
+        let out = self.emit(shape, info.lanes(), info.active(), node, rec)?;
         Ok(Value::Num(out))
     }
 
@@ -438,7 +438,7 @@ impl<R: Real> Machine<'_, R> {
         match v {
             Value::Num(s) => {
                 let info = self.s.pay.info(s);
-                match (info.shape, self.s.pay.scalar(s)) {
+                match (info.shape(), self.s.pay.scalar(s)) {
                     (Shape::Scalar, Some(x)) => format!("the number {x}"),
                     (shape, _) => shape.to_string(),
                 }

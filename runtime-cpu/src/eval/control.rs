@@ -207,12 +207,12 @@ impl<R: Real> Machine<'_, R> {
         match (a, b) {
             (Value::Num(x), Value::Num(y)) => {
                 let (ix, iy) = (self.s.pay.info(x), self.s.pay.info(y));
-                if ix.shape != iy.shape {
+                if ix.shape() != iy.shape() {
                     return Err(self.split(cond));
                 }
-                let active = ix.active || iy.active;
-                let out = self.alloc_slot(ix.shape, true, active, None)?;
-                let lanes_out = self.s.pay.info(out).lanes;
+                let active = ix.active() || iy.active();
+                let out = self.alloc_slot(ix.shape(), true, active, None)?;
+                let lanes_out = self.s.pay.info(out).lanes();
                 let rec = Rec::Select {
                     out,
                     cond,

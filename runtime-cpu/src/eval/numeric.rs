@@ -55,7 +55,7 @@ impl<R: Real> Machine<'_, R> {
     ) -> EResult<Slot> {
         let (out, io) = self.alloc_info(shape, lanes, active, node)?;
         let rec = rec(out);
-        self.exec(rec, io.lanes);
+        self.exec(rec, io.lanes());
         if active && self.taping {
             self.s.tape.push(rec, self.mask);
         }
@@ -127,10 +127,10 @@ impl<R: Real> Machine<'_, R> {
         let ia = self.s.pay.info(a);
         let rec = |out| Rec::Unary { op, out, a };
         let out = if ia.is_uniform_scalar() {
-            let x = self.s.pay.data()[ia.offset];
-            self.emit_scalar(op.apply(x), ia.active, node, rec)?
+            let x = self.s.pay.data()[ia.offset()];
+            self.emit_scalar(op.apply(x), ia.active(), node, rec)?
         } else {
-            self.emit(ia.shape, ia.lanes, ia.active, node, rec)?
+            self.emit(ia.shape(), ia.lanes(), ia.active(), node, rec)?
         };
         Ok(Value::Num(out))
     }
@@ -169,15 +169,15 @@ impl<R: Real> Machine<'_, R> {
             return Err(self.binary_type_error(op, x, y, node));
         };
         let (ia, ib) = (self.s.pay.info(a), self.s.pay.info(b));
-        let active = ia.active || ib.active;
+        let active = ia.active() || ib.active();
         let rec = |out| Rec::Binary { op, out, a, b };
         let out = if ia.is_uniform_scalar() && ib.is_uniform_scalar() {
             let d = self.s.pay.data();
-            let (p, q) = (d[ia.offset], d[ib.offset]);
+            let (p, q) = (d[ia.offset()], d[ib.offset()]);
             self.emit_scalar(op.apply(p, q), active, node, rec)?
         } else {
-            let shape = self.broadcast_shape(op.name(), ia.shape, ib.shape, node)?;
-            self.emit(shape, ia.lanes || ib.lanes, active, node, rec)?
+            let shape = self.broadcast_shape(op.name(), ia.shape(), ib.shape(), node)?;
+            self.emit(shape, ia.lanes() || ib.lanes(), active, node, rec)?
         };
         Ok(Value::Num(out))
     }
@@ -199,11 +199,11 @@ impl<R: Real> Machine<'_, R> {
         let a = self.num(x, op.name(), node)?;
         let b = self.num(y, op.name(), node)?;
         let (ia, ib) = (self.s.pay.info(a), self.s.pay.info(b));
-        if !ia.shape.is_scalar() || !ib.shape.is_scalar() {
-            let got = if ia.shape.is_scalar() {
-                ib.shape
+        if !ia.is_scalar() || !ib.is_scalar() {
+            let got = if ia.is_scalar() {
+                ib.shape()
             } else {
-                ia.shape
+                ia.shape()
             };
             return Err(self.fail(Error::Type {
                 op: op.name().to_string(),

@@ -10,26 +10,14 @@ use shared_ir::region::{
 };
 use shared_ir::Real;
 
-/// Numbers a record computes per lane, counting the inner loop of a product and n^3 for a
-/// factorisation: the cost model's measure, and the longest loop one invocation runs.
+/// Numbers a record computes per lane ([`LinalgOp::work`] for the vector and matrix ops): the
+/// cost model's measure, and the longest loop one invocation runs.
 fn work<R: Real>(pay: &Payloads<R>, rec: &Rec) -> u64 {
     let len = |s: Slot| pay.info(s).n() as u64;
     match *rec {
         Rec::Linalg { op, out, a, b } => {
-            let (m, k) = dims(pay.info(a).shape);
-            let (m, k) = (m as u64, k as u64);
-            let w = match op {
-                LinalgOp::Dot | LinalgOp::Vsum | LinalgOp::Norm | LinalgOp::Transpose => len(a),
-                LinalgOp::Normalize | LinalgOp::NormalizeProtected => 2 * len(a),
-                LinalgOp::Trace => m.min(k),
-                LinalgOp::Cross => 3,
-                // Each result element is a sum over the inner dimension.
-                LinalgOp::Matvec | LinalgOp::Matmul => len(out) * k,
-                LinalgOp::Outer => len(out),
-                LinalgOp::Solve => m * m * (m + dims(pay.info(b).shape).1 as u64),
-                LinalgOp::Det | LinalgOp::Logdet | LinalgOp::Inv => m * m * m,
-            };
-            w.max(1)
+            let shape = |s: Slot| pay.info(s).shape();
+            op.work(shape(a), shape(b), shape(out))
         }
         Rec::Pack { out, count, .. } => len(out) + u64::from(count),
         Rec::Unary { out, .. }
@@ -55,9 +43,9 @@ fn serial_loop<R: Real>(pay: &Payloads<R>, rec: &Rec) -> u64 {
 fn factor_size<R: Real>(pay: &Payloads<R>, rec: &Rec) -> usize {
     match *rec {
         Rec::Linalg { op, a, b, .. } if op.factors() => {
-            let n = dims(pay.info(a).shape).0;
+            let n = dims(pay.info(a).shape()).0;
             if op == LinalgOp::Solve {
-                n.max(dims(pay.info(b).shape).1)
+                n.max(dims(pay.info(b).shape()).1)
             } else {
                 n
             }
@@ -70,16 +58,16 @@ fn factor_size<R: Real>(pay: &Payloads<R>, rec: &Rec) -> usize {
 pub(crate) fn encode_slots(region: &mut Region, infos: &[SlotInfo]) {
     let done = region.slots.len() / SLOT_WORDS;
     for i in &infos[done..] {
-        let (r, c) = dims(i.shape);
-        let adj = if i.adj == NO_ADJOINT {
+        let (r, c) = dims(i.shape());
+        let adj = if i.adj() == NO_ADJOINT {
             NO_ADJ
         } else {
-            i.adj as u32
+            i.adj() as u32
         };
         region.slots.extend_from_slice(&[
-            i.offset as u32,
-            i.len,
-            u32::from(i.lanes),
+            i.offset() as u32,
+            i.elements(),
+            u32::from(i.lanes()),
             adj,
             r as u32,
             c as u32,
@@ -136,7 +124,7 @@ pub(crate) fn stats<R: Real>(
     };
     for rec in recs {
         let (opcode, sub, out) = kind(&rec);
-        let len = pay.info(out).len;
+        let len = pay.info(out).elements();
         let wide = is_wide(opcode, sub, len, reverse);
         let w = work(pay, &rec);
         // A wide op's work is shared by up to `MAX_LANE_WIDTH` invocations of its lane, but

@@ -242,7 +242,7 @@ impl<R: Real> Regions<R> {
         match device.forward(&self.region, &bits, &pay.data()[..top], &self.upload) {
             Ok(()) => {
                 let infos = pay.slot_infos();
-                let from = infos.get(self.synced).map_or(top, |i| i.offset);
+                let from = infos.get(self.synced).map_or(top, |i| i.offset());
                 self.stale = if self.stale.is_empty() {
                     from..top
                 } else {
@@ -288,8 +288,8 @@ impl<R: Real> Regions<R> {
         let lanes = pay.lanes();
         for &s in slots {
             let info = pay.info(s);
-            let lo = info.offset.max(self.stale.start);
-            let hi = (info.offset + info.stored(lanes)).min(self.stale.end);
+            let lo = info.offset().max(self.stale.start);
+            let hi = (info.offset() + info.stored(lanes)).min(self.stale.end);
             if let Err(message) = self.read_back(pay, lo..hi.max(lo)) {
                 return Err(self.lost(message));
             }
@@ -346,7 +346,7 @@ impl<R: Real> Regions<R> {
             if skip || n == 0 {
                 continue;
             }
-            let r = info.offset..info.offset + n;
+            let r = info.offset()..info.offset() + n;
             match self.upload.last_mut() {
                 Some(last) if r.start - last.end <= UPLOAD_GAP => last.end = r.end,
                 _ => self.upload.push(r),
@@ -361,7 +361,7 @@ impl<R: Real> Regions<R> {
         let from = pay
             .slot_infos()
             .get(self.synced)
-            .map_or(pay.top(), |i| i.offset);
+            .map_or(pay.top(), |i| i.offset());
         let lanes = pay.lanes();
         let computed: usize = self
             .pending
