@@ -1,6 +1,6 @@
 //! The primitives of the object language, by name, with their accepted argument counts.
 
-use shared_ir::{BinaryOp, CompareOp, UnaryOp};
+use shared_ir::{BinaryOp, CompareOp, LinalgOp, UnaryOp};
 
 /// A primitive procedure of the object language.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
@@ -211,6 +211,29 @@ impl Builtin {
                 .find(|&&(_, b)| b == self)
                 .map_or("?", |&(n, _)| n),
         }
+    }
+
+    /// The vector or matrix op of this primitive (with `protected`, the clamped
+    /// `normalize`), if it is one.
+    pub fn linalg(self, protected: bool) -> Option<LinalgOp> {
+        Some(match self {
+            Builtin::Dot => LinalgOp::Dot,
+            Builtin::Vsum => LinalgOp::Vsum,
+            Builtin::Norm => LinalgOp::Norm,
+            Builtin::Normalize if protected => LinalgOp::NormalizeProtected,
+            Builtin::Normalize => LinalgOp::Normalize,
+            Builtin::Cross => LinalgOp::Cross,
+            Builtin::Matvec => LinalgOp::Matvec,
+            Builtin::Matmul => LinalgOp::Matmul,
+            Builtin::Transpose => LinalgOp::Transpose,
+            Builtin::Trace => LinalgOp::Trace,
+            Builtin::Outer => LinalgOp::Outer,
+            Builtin::Det => LinalgOp::Det,
+            Builtin::Logdet => LinalgOp::Logdet,
+            Builtin::Inv => LinalgOp::Inv,
+            Builtin::Solve => LinalgOp::Solve,
+            _ => return None,
+        })
     }
 
     /// The argument counts the primitive accepts.

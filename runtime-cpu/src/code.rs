@@ -4,7 +4,7 @@
 use crate::builtin::Builtin;
 use crate::syntax::{Span, Symbol};
 use crate::value::Value;
-use shared_ir::{BinaryOp, CompareOp, UnaryOp};
+use shared_ir::{BinaryOp, CompareOp, LinalgOp, UnaryOp};
 
 /// Index of a node in [`Code::nodes`].
 pub type NodeId = u32;
@@ -83,6 +83,8 @@ pub enum Node {
     Binary(BinaryOp, NodeId, NodeId),
     /// A two-argument comparison.
     Compare(CompareOp, NodeId, NodeId),
+    /// A vector or matrix op called with its operands (`b` is `a` for the ops of one).
+    Linalg(LinalgOp, NodeId, NodeId),
     /// Any other primitive call, with its arguments.
     Prim(Builtin, List),
     /// `(loop ((v init)...) body)`: loop variables live in slots `slot..`.

@@ -83,6 +83,7 @@ fn dims(s: Shape) -> (u64, u64) {
 
 impl Operand {
     /// Whether `shape` is of this kind.
+    #[inline]
     pub fn check(self, shape: Shape) -> Result<(), ShapeFault> {
         match (self, shape) {
             (Operand::Vector, Shape::Vector(_))
@@ -145,6 +146,7 @@ impl LinalgOp {
     }
 
     /// True for the ops of two operands.
+    #[inline]
     pub fn binary(self) -> bool {
         matches!(
             self,
@@ -166,6 +168,7 @@ impl LinalgOp {
     }
 
     /// What the op takes as operand `k` (0, or 1 for the ops of two).
+    #[inline]
     pub fn operand(self, k: usize) -> Operand {
         use LinalgOp::*;
         match (self, k) {
@@ -179,6 +182,7 @@ impl LinalgOp {
     /// The shape of the result for operands of shapes `a` and `b` (`b` is not read by the
     /// ops of one operand), or why they do not fit: each operand's kind first, in order, then
     /// their sizes.
+    #[inline]
     pub fn result(self, a: Shape, b: Shape) -> Result<Shape, ShapeFault> {
         use LinalgOp::*;
         self.operand(0).check(a)?;
@@ -237,6 +241,7 @@ impl LinalgOp {
     /// shape `out`, counting the inner loop of a product and n^3 for a factorisation (at
     /// least 1): the region cost model's measure, and the longest loop one GPU invocation
     /// runs for it.
+    #[inline]
     pub fn work(self, a: Shape, b: Shape, out: Shape) -> u64 {
         use LinalgOp::*;
         let (m, k) = dims(a);

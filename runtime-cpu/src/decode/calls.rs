@@ -105,6 +105,13 @@ impl<'a> Decoder<'a> {
             }
             acc
         };
+        let linalg = b
+            .linalg(self.options.protected_ops)
+            .filter(|op| ids.len() == 1 + usize::from(op.binary()));
+        if let Some(op) = linalg {
+            let node = Node::Linalg(op, ids[0], ids[ids.len() - 1]);
+            return Ok(self.node(node, span));
+        }
         Ok(match (b, ids.len()) {
             (Builtin::Add, 0) => self.constant(0.0, span),
             (Builtin::Mul, 0) => self.constant(1.0, span),

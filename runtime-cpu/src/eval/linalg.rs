@@ -12,9 +12,9 @@ use shared_ir::{BinaryOp, Operand, Real, Shape, ShapeFault};
 impl<R: Real> Machine<'_, R> {
     /// The slot of operand `k` of `op`, or the error of an operand that is not a number or
     /// not of the kind the op takes (`shared_ir::linalg` holds the rule).
-    fn operand(&self, v: Value, op: Builtin, rule: Operand, node: NodeId) -> EResult<Slot> {
+    fn operand(&self, v: Value, op: &str, rule: Operand, node: NodeId) -> EResult<Slot> {
         let Value::Num(s) = v else {
-            return Err(self.type_error(op.name(), "a number", v, node));
+            return Err(self.type_error(op, "a number", v, node));
         };
         match rule.check(self.s.pay.info(s).shape()) {
             Ok(()) => Ok(s),
@@ -23,19 +23,19 @@ impl<R: Real> Machine<'_, R> {
     }
 
     #[cold]
-    fn fault(&self, op: Builtin, fault: ShapeFault, v: Value, node: NodeId) -> super::Stop {
+    fn fault(&self, op: &str, fault: ShapeFault, v: Value, node: NodeId) -> super::Stop {
         match fault {
-            ShapeFault::Kind(expected) => self.type_error(op.name(), expected, v, node),
+            ShapeFault::Kind(expected) => self.type_error(op, expected, v, node),
             ShapeFault::Size(message) => self.fail(Error::Shape {
-                op: op.name().to_string(),
+                op: op.to_string(),
                 message,
                 span: self.span(node),
             }),
         }
     }
 
-    /// Vector and matrix primitives: the operands checked against the op's rule in order,
-    /// the result's shape from the same rule, then the op.
+    /// A vector or matrix primitive called as a value (`(map det ms)`): its op, or `vlen` or
+    /// `scale`.
     pub(crate) fn apply_linalg(
         &mut self,
         b: Builtin,
@@ -43,29 +43,37 @@ impl<R: Real> Machine<'_, R> {
         a1: Value,
         node: NodeId,
     ) -> EResult<Value> {
-        let op = match b {
-            Builtin::Dot => LinalgOp::Dot,
-            Builtin::Vsum => LinalgOp::Vsum,
-            Builtin::Norm => LinalgOp::Norm,
-            Builtin::Normalize if self.code.protected_ops => LinalgOp::NormalizeProtected,
-            Builtin::Normalize => LinalgOp::Normalize,
-            Builtin::Cross => LinalgOp::Cross,
-            Builtin::Matvec => LinalgOp::Matvec,
-            Builtin::Matmul => LinalgOp::Matmul,
-            Builtin::Transpose => LinalgOp::Transpose,
-            Builtin::Trace => LinalgOp::Trace,
-            Builtin::Outer => LinalgOp::Outer,
-            Builtin::Det => LinalgOp::Det,
-            Builtin::Logdet => LinalgOp::Logdet,
-            Builtin::Inv => LinalgOp::Inv,
-            Builtin::Solve => LinalgOp::Solve,
-            Builtin::Vlen => return self.vlen(a0, node),
-            Builtin::Scale => return self.scale(a0, a1, node),
-            other => unreachable!("{other:?} is not a vector or matrix primitive"),
-        };
-        let a = self.operand(a0, b, op.operand(0), node)?;
+        match b.linalg(self.code.protected_ops) {
+            Some(op) => self.linalg(op, a0, a1, node),
+            None if b == Builtin::Vlen => self.vlen(a0, node),
+            None if b == Builtin::Scale => self.scale(a0, a1, node),
+            None => unreachable!("{b:?} is not a vector or matrix primitive"),
+        }
+    }
+
+    /// A vector or matrix op: the operands checked against the op's rule in order, the
+    /// result's shape from the same rule, then the op.
+    pub(crate) fn linalg(
+        &mut self,
+        op: LinalgOp,
+        a0: Value,
+        a1: Value,
+        node: NodeId,
+    ) -> EResult<Value> {
+        // Operands that fit: the rule checks their kinds and sizes at once.
+        let a1 = if op.binary() { a1 } else { a0 };
+        if let (Value::Num(a), Value::Num(c)) = (a0, a1) {
+            let (sa, sc) = (self.s.pay.info(a).shape(), self.s.pay.info(c).shape());
+            if let Ok(shape) = op.result(sa, sc) {
+                return self.run_linalg(op, a, op.binary().then_some(c), shape, node);
+            }
+        }
+        // Else the first fault in order: each operand a number of the kind the op takes,
+        // then their sizes.
+        let name = op.name();
+        let a = self.operand(a0, name, op.operand(0), node)?;
         let c = if op.binary() {
-            Some(self.operand(a1, b, op.operand(1), node)?)
+            Some(self.operand(a1, name, op.operand(1), node)?)
         } else {
             None
         };
@@ -73,13 +81,13 @@ impl<R: Real> Machine<'_, R> {
         let sc = c.map_or(Shape::Scalar, |c| self.s.pay.info(c).shape());
         match op.result(sa, sc) {
             Ok(shape) => self.run_linalg(op, a, c, shape, node),
-            Err(fault) => Err(self.fault(b, fault, a1, node)),
+            Err(fault) => Err(self.fault(name, fault, a1, node)),
         }
     }
 
     /// `vlen`: the length of a vector or the rows of a matrix, a constant.
     fn vlen(&mut self, a0: Value, node: NodeId) -> EResult<Value> {
-        let a = self.operand(a0, Builtin::Vlen, Operand::Tensor, node)?;
+        let a = self.operand(a0, Builtin::Vlen.name(), Operand::Tensor, node)?;
         let n = match self.s.pay.info(a).shape() {
             Shape::Vector(n) | Shape::Matrix(n, _) => n,
             Shape::Scalar => 1,

@@ -258,6 +258,11 @@ impl<'c, R: Real> Machine<'c, R> {
                 let y = self.eval(b, ctx)?;
                 self.compare(op, x, y, node)
             }
+            Node::Linalg(op, a, b) => {
+                let x = self.eval(a, ctx)?;
+                let y = if op.binary() { self.eval(b, ctx)? } else { x };
+                self.linalg(op, x, y, node)
+            }
             Node::Prim(b, args) => {
                 let base = self.push_args(args, ctx)?;
                 let r = self.apply_builtin(b, base, args.len as usize, node);
@@ -404,6 +409,21 @@ impl<'c, R: Real> Machine<'c, R> {
                         Err(e) => break Err(e),
                     };
                     break self.compare(op, x, y, node).map(Flow::Value);
+                }
+                Node::Linalg(op, a, b) => {
+                    let x = match self.eval(a, ctx) {
+                        Ok(v) => v,
+                        Err(e) => break Err(e),
+                    };
+                    let y = if op.binary() {
+                        match self.eval(b, ctx) {
+                            Ok(v) => v,
+                            Err(e) => break Err(e),
+                        }
+                    } else {
+                        x
+                    };
+                    break self.linalg(op, x, y, node).map(Flow::Value);
                 }
                 Node::Prim(b, args) => {
                     let base = match self.push_args(args, ctx) {
