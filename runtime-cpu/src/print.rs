@@ -89,13 +89,13 @@ pub(crate) fn lane_value<R: Real>(
     match v {
         Value::Num(s) => {
             let info = pay.info(s);
+            if info.is_scalar() {
+                return LaneValue::Number(pay.col(s, 0).at(lane).to_f64());
+            }
             let data: Vec<f64> = (0..info.shape().len())
                 .map(|e| pay.col(s, e).at(lane).to_f64())
                 .collect();
-            match info.shape() {
-                Shape::Scalar => LaneValue::Number(data[0]),
-                shape => LaneValue::Tensor(shape, data),
-            }
+            LaneValue::Tensor(info.shape(), data)
         }
         _ => {
             let mut out = String::new();

@@ -354,14 +354,17 @@ impl<R: Real> Session<R> {
             self.pools.spare.push(group);
         }
         self.pools.queue = queue;
+        // Each element's sum over the lanes that have a value, in lane order, in a register.
         for g in &mut grads {
             let n = g.shape.len();
-            for (l, v) in values.iter().enumerate() {
-                if v.is_ok() {
-                    for e in 0..n {
-                        g.sum[e] += g.per_lane[l * n + e];
+            for e in 0..n {
+                let mut sum = g.sum[e];
+                for (l, v) in values.iter().enumerate() {
+                    if v.is_ok() {
+                        sum += g.per_lane[l * n + e];
                     }
                 }
+                g.sum[e] = sum;
             }
         }
         *out = Outcome {

@@ -28,7 +28,8 @@ use adam::{Adam, AdamSettings};
 use lbfgs::{Lbfgs, LbfgsSettings};
 use lm::LmSettings;
 use runtime_cpu::{
-    Binding, Bindings, GradSpec, Limits, Outcome, Program, Real, RunOptions, Session, Shape,
+    Binding, Bindings, GradSpec, LaneValue, Limits, Outcome, Program, Real, RunOptions, Session,
+    Shape,
 };
 use std::ops::Range;
 use workers::Evaluator;
@@ -171,16 +172,7 @@ pub struct LaneResults {
 
 impl LaneResults {
     fn of(problem: &Problem, out: &Outcome, with_grad: bool) -> Self {
-        let values = out
-            .values
-            .iter()
-            .map(|v| match v {
-                Ok(v) => v
-                    .as_number()
-                    .ok_or_else(|| format!("the model's value is {}, not a number", v.to_scheme())),
-                Err(e) => Err(e.to_string()),
-            })
-            .collect();
+        let values = out.values.iter().map(lane_number).collect();
         let grads = if with_grad {
             let grad = |name: &String| {
                 let g = out.grad(name).expect("every parameter is differentiated");
@@ -261,7 +253,8 @@ pub fn evaluate_all<R: Real>(
     }
 }
 
-/// Evaluates loss and gradient of every restart.
+/// Evaluates loss and gradient of every restart, read straight from the session's outcome
+/// (the same numbers as [`losses`] of [`evaluate_all`], without copying every lane first).
 pub fn evaluate<R: Real>(
     session: &mut Session<R>,
     problem: &Problem,
@@ -270,8 +263,79 @@ pub fn evaluate<R: Real>(
     lane_block: usize,
     with_grad: bool,
 ) -> PerRestart {
-    let all = evaluate_all(session, problem, p, limits, lane_block, with_grad);
-    losses(problem, &all, p.len(), with_grad)
+    let opts = options(problem, limits, lane_block, with_grad);
+    match session.run(&problem.program, &bindings(problem, p), &opts) {
+        Ok(out) => {
+            let lanes = OutcomeLanes::new(problem, out, with_grad);
+            (0..p.len())
+                .map(|r| restart_loss(problem, &lanes, r, with_grad))
+                .collect()
+        }
+        Err(e) => vec![Err(e.to_string()); p.len()],
+    }
+}
+
+/// What a restart's loss reads of an evaluation: each lane's value, and each parameter's
+/// gradient on each lane (none without gradients).
+trait Lanes {
+    fn value(&self, lane: usize) -> Result<f64, String>;
+    fn grads(&self) -> usize;
+    fn grad(&self, param: usize, lane: usize) -> f64;
+}
+
+impl Lanes for LaneResults {
+    fn value(&self, lane: usize) -> Result<f64, String> {
+        self.values[lane].clone()
+    }
+    fn grads(&self) -> usize {
+        self.grads.len()
+    }
+    fn grad(&self, param: usize, lane: usize) -> f64 {
+        self.grads[param][lane]
+    }
+}
+
+/// A session's outcome seen as [`Lanes`].
+struct OutcomeLanes<'a> {
+    out: &'a Outcome,
+    grads: Vec<&'a [f64]>,
+}
+
+impl<'a> OutcomeLanes<'a> {
+    fn new(problem: &Problem, out: &'a Outcome, with_grad: bool) -> Self {
+        let grads = if with_grad {
+            let grad = |name: &String| {
+                let g = out.grad(name).expect("every parameter is differentiated");
+                g.per_lane.as_slice()
+            };
+            problem.params.iter().map(grad).collect()
+        } else {
+            Vec::new()
+        };
+        OutcomeLanes { out, grads }
+    }
+}
+
+impl Lanes for OutcomeLanes<'_> {
+    fn value(&self, lane: usize) -> Result<f64, String> {
+        lane_number(&self.out.values[lane])
+    }
+    fn grads(&self) -> usize {
+        self.grads.len()
+    }
+    fn grad(&self, param: usize, lane: usize) -> f64 {
+        self.grads[param][lane]
+    }
+}
+
+/// A lane's value as the loss takes it: a number, or why there is none.
+fn lane_number(v: &std::result::Result<LaneValue, runtime_cpu::Error>) -> Result<f64, String> {
+    match v {
+        Ok(v) => v
+            .as_number()
+            .ok_or_else(|| format!("the model's value is {}, not a number", v.to_scheme())),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 /// Each restart's loss and gradient from its lanes' results.
@@ -286,9 +350,10 @@ pub(crate) fn losses(
         .collect()
 }
 
+/// Restart `r`'s loss over its lanes, and its gradient (zeros without gradients).
 fn restart_loss(
     problem: &Problem,
-    lanes: &LaneResults,
+    lanes: &impl Lanes,
     r: usize,
     with_grad: bool,
 ) -> Result<(f64, Vec<f64>), String> {
@@ -296,7 +361,7 @@ fn restart_loss(
     let mut loss = 0.0;
     let mut weights = Vec::with_capacity(n);
     for i in 0..n {
-        let y = lanes.values[r * n + i].clone()?;
+        let y = lanes.value(r * n + i)?;
         match &problem.loss {
             Loss::Mse(t) => {
                 let d = y - t[i];
@@ -313,10 +378,9 @@ fn restart_loss(
         return Err("non-finite loss".to_string());
     }
     let mut grad = vec![0.0; problem.params.len()];
-    if with_grad {
-        for (k, g) in lanes.grads.iter().enumerate() {
-            grad[k] = (0..n).map(|i| weights[i] * g[r * n + i]).sum();
-        }
+    let params = if with_grad { lanes.grads() } else { 0 };
+    for (k, g) in grad.iter_mut().enumerate().take(params) {
+        *g = (0..n).map(|i| weights[i] * lanes.grad(k, r * n + i)).sum();
     }
     Ok((loss, grad))
 }

@@ -80,6 +80,17 @@ impl<R: Real> Evaluator for Session<R> {
         evaluate_all(self, problem, p, limits, lane_block, with_grad)
     }
 
+    fn evaluate(
+        &mut self,
+        problem: &Problem,
+        p: &[Vec<f64>],
+        limits: Limits,
+        lane_block: usize,
+        with_grad: bool,
+    ) -> PerRestart {
+        super::evaluate(self, problem, p, limits, lane_block, with_grad)
+    }
+
     fn each<T: Send>(
         &mut self,
         n: usize,
