@@ -464,3 +464,58 @@ impl<'a, R: Real> Inputs<'a, R> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_slot_description_keeps_its_shape_flags_and_offsets() {
+        let mut pay = Payloads::<f64>::default();
+        pay.reset(3, 1 << 20);
+        let shapes = [
+            Shape::Scalar,
+            Shape::Vector(1),
+            Shape::Vector(5),
+            Shape::Matrix(1, 1),
+            Shape::Matrix(2, 3),
+            Shape::Matrix(7, 1),
+        ];
+        let mut adj = 0;
+        let mut top = 0;
+        for (k, &shape) in shapes.iter().enumerate() {
+            let (lanes, active) = (k % 2 == 0, k % 3 != 1);
+            let (_, info) = pay.alloc_info(shape, lanes, active).expect("room");
+            assert_eq!(info.shape(), shape);
+            assert_eq!(info.n(), shape.len());
+            assert_eq!((info.lanes(), info.active()), (lanes, active));
+            assert_eq!(info.is_scalar(), shape.is_scalar());
+            assert_eq!(info.is_uniform_scalar(), shape.is_scalar() && !lanes);
+            assert_eq!(info.offset(), top);
+            top += info.stored(3);
+            if active {
+                assert_eq!(info.adj(), adj);
+                adj += shape.len() * 3;
+            } else {
+                assert_eq!(info.adj(), NO_ADJOINT);
+            }
+        }
+        let s = pay.push_scalar(2.5, true).expect("room");
+        let info = pay.info(s);
+        assert!(info.is_uniform_scalar() && info.active());
+        assert_eq!((info.offset(), info.adj()), (top, adj));
+        assert_eq!(pay.scalar(s), Some(2.5));
+    }
+
+    #[test]
+    fn a_matrix_of_more_columns_than_the_description_holds_is_refused() {
+        let mut pay = Payloads::<f32>::default();
+        pay.reset(1, 1 << 20);
+        // No numbers, but columns past 28 bits: refused as if past the memory limit.
+        assert!(pay.alloc(Shape::Matrix(0, 1 << 28), false, false).is_none());
+        let s = pay.alloc(Shape::Matrix(0, (1 << 28) - 1), false, false);
+        let info = pay.info(s.expect("no numbers"));
+        assert_eq!(info.shape(), Shape::Matrix(0, (1 << 28) - 1));
+        assert_eq!(info.n(), 0);
+    }
+}

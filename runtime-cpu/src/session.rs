@@ -544,8 +544,9 @@ impl<R: Real> Session<R> {
         let l = group.len();
         let buf = &mut self.pools.buf;
         for (inp, &slot) in inputs.iter().zip(&self.pools.slots) {
-            self.adj.take_clean(&st.pay.info(slot), buf);
+            // An input without a gradient is bound inactive: it has no adjoint to read.
             let Some(k) = inp.grad else { continue };
+            self.adj.take_clean(&st.pay.info(slot), buf);
             let g = &mut grads[k];
             let n = g.shape.len();
             for e in 0..n {

@@ -358,7 +358,8 @@ impl<R: Real> Machine<'_, R> {
                 self.index_arg(self.arg(base, 1), name, "the size", node)? as u32,
             ),
         };
-        if shape.len() > (1 << 28) {
+        // At most 2^28 numbers, and fewer than 2^28 columns (what a slot's description holds).
+        if shape.len() > (1 << 28) || matches!(shape, Shape::Matrix(_, c) if c >= 1 << 28) {
             return Err(self.fail(Error::Domain {
                 op: name.to_string(),
                 message: format!("{shape} is too large"),
