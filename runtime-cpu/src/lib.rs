@@ -37,7 +37,7 @@
 //! | `heap.rs` | pairs and closures |
 //! | `eval/` | the evaluator |
 //! | `regions/` | the executor of per-lane ops: at once, or collected for a region device |
-//! | `ops.rs` | the CPU forward of every numeric op (one dispatch for both front ends) |
+//! | `ops/` | the numeric-op layer of both front ends: an op made once (`Numbers`), and the CPU forward of every op (`compute`) |
 //! | `kernels/` | numeric kernels over lanes, forward and reverse |
 //! | `tape.rs`, `backward.rs` | the reverse tape and its replay |
 //! | `program.rs`, `bindings.rs`, `session.rs` | the public API |

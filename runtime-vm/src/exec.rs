@@ -7,7 +7,7 @@ use crate::error::{Error, Pos, Result};
 use crate::op::{Op, Program};
 use runtime_cpu::mask::Masks;
 use runtime_cpu::payload::Payloads;
-use runtime_cpu::tape::{Entry, Rec, Tape};
+use runtime_cpu::tape::Tape;
 use runtime_cpu::{MaskId, Slot};
 use shared_ir::Real;
 
@@ -297,13 +297,5 @@ impl<R: Real> Machine<'_, R> {
             pos: self.pos(),
             message,
         }
-    }
-
-    /// Records an operation on the tape under the current mask.
-    #[inline(always)]
-    pub fn record(&mut self, rec: Rec) -> Result<()> {
-        self.charge(std::mem::size_of::<Entry>())?;
-        self.s.tape.push(rec, self.mask);
-        Ok(())
     }
 }

@@ -1,23 +1,17 @@
-//! Payload arithmetic for the executor: each instruction checks its operands' shapes,
-//! allocates its result slot in the shared payload arena, runs the runtime's forward of the op
-//! (`runtime_cpu::ops::compute`) and leaves the shared tape record.
+//! Payload arithmetic for the executor: each instruction's op is made by the runtime's
+//! numeric-op layer (`runtime_cpu::ops::Numbers`: the shape rule, the result slot, the
+//! forward kernel, the tape record), the same path the evaluator's ops take; this file adds
+//! the executor's memory accounting and its errors.
 
 use crate::error::Result;
 use crate::exec::Machine;
+use runtime_cpu::ops::{Numbers, OpError};
 use runtime_cpu::payload::SlotInfo;
-use runtime_cpu::tape::{LinalgOp, Rec};
-use runtime_cpu::{MaskId, Slot};
-use shared_ir::{BinaryOp, Real, Shape, UnaryOp};
+use runtime_cpu::tape::{Entry, LinalgOp, Rec};
+use runtime_cpu::{MaskId, Real, Shape, Slot};
+use shared_ir::{BinaryOp, ShapeFault, UnaryOp};
 
 impl<R: Real> Machine<'_, R> {
-    /// Runs `rec`'s kernel now (its result slot is allocated): the runtime's one CPU forward
-    /// of every op ([`runtime_cpu::ops::compute`]).
-    #[inline(always)]
-    fn compute(&mut self, rec: &Rec) {
-        let s = &mut *self.s;
-        runtime_cpu::ops::compute(&mut s.pay, &s.masks, &mut s.scratch, rec, &[]);
-    }
-
     /// A new slot and its description, charged against the memory limit.
     #[inline]
     pub fn alloc(&mut self, shape: Shape, lanes: bool, active: bool) -> Result<(Slot, SlotInfo)> {
@@ -30,90 +24,68 @@ impl<R: Real> Machine<'_, R> {
         Ok((s, info))
     }
 
+    /// Makes an op through the op layer (`op` names it in a shape error) and charges what it
+    /// added to the arena and the tape against the memory limit.
+    #[inline(always)]
+    fn make(
+        &mut self,
+        op: &'static str,
+        f: impl FnOnce(&mut Numbers<'_, R>) -> std::result::Result<Slot, OpError>,
+    ) -> Result<Slot> {
+        let st = &mut *self.s;
+        let before = (
+            st.pay.slot_infos().len(),
+            st.pay.top(),
+            st.tape.entries.len(),
+        );
+        let mut numbers = Numbers::eager(
+            &mut st.pay,
+            &st.masks,
+            &mut st.scratch,
+            &mut st.tape,
+            self.taping,
+            self.mask,
+        );
+        let made = f(&mut numbers);
+        let st = &*self.s;
+        let slots = st.pay.slot_infos().len() - before.0;
+        let numbers = st.pay.top() - before.1;
+        let records = st.tape.entries.len() - before.2;
+        match made {
+            Ok(out) => {
+                self.charge(
+                    slots * std::mem::size_of::<SlotInfo>()
+                        + numbers * std::mem::size_of::<R>()
+                        + records * std::mem::size_of::<Entry>(),
+                )?;
+                Ok(out)
+            }
+            Err(OpError::Memory) => Err(self.memory_error()),
+            Err(OpError::Shape(ShapeFault::Size(message))) => Err(self.shape_error(op, message)),
+            Err(OpError::Shape(ShapeFault::Kind(expected))) => {
+                Err(self.shape_error(op, format!("needs {expected}")))
+            }
+        }
+    }
+
     /// `op` of one value, element by element.
     pub fn unary(&mut self, op: UnaryOp, a: Slot) -> Result<Slot> {
-        let ia = self.s.pay.info(a);
-        let out = if ia.is_uniform_scalar() {
-            let x = self.s.pay.data()[ia.offset()];
-            self.charge(std::mem::size_of::<SlotInfo>() + std::mem::size_of::<R>())?;
-            match self.s.pay.push_scalar(op.apply(x), ia.active()) {
-                Some(s) => s,
-                None => return Err(self.memory_error()),
-            }
-        } else {
-            let (out, _) = self.alloc(ia.shape(), ia.lanes(), ia.active())?;
-            self.compute(&Rec::Unary { op, out, a });
-            out
-        };
-        if ia.active() && self.taping {
-            self.record(Rec::Unary { op, out, a })?;
-        }
-        Ok(out)
+        self.make(crate::op::Op::Unary(op).name(), |n| n.unary(op, a))
     }
 
     /// `a op b`, element by element; a scalar broadcasts against a vector.
     pub fn binary(&mut self, op: BinaryOp, a: Slot, b: Slot) -> Result<Slot> {
-        let (ia, ib) = (self.s.pay.info(a), self.s.pay.info(b));
-        let active = ia.active() || ib.active();
-        let out = if ia.is_uniform_scalar() && ib.is_uniform_scalar() {
-            let d = self.s.pay.data();
-            let y = op.apply(d[ia.offset()], d[ib.offset()]);
-            self.charge(std::mem::size_of::<SlotInfo>() + std::mem::size_of::<R>())?;
-            match self.s.pay.push_scalar(y, active) {
-                Some(s) => s,
-                None => return Err(self.memory_error()),
-            }
-        } else {
-            let shape = if ia.shape() == ib.shape() || ib.is_scalar() {
-                ia.shape()
-            } else if ia.is_scalar() {
-                ib.shape()
-            } else {
-                let name = crate::op::Op::Binary(op).name();
-                return Err(self.shape_error(
-                    name,
-                    format!(
-                        "cannot combine {} with {} element by element",
-                        ia.shape(),
-                        ib.shape()
-                    ),
-                ));
-            };
-            let (out, _) = self.alloc(shape, ia.lanes() || ib.lanes(), active)?;
-            self.compute(&Rec::Binary { op, out, a, b });
-            out
-        };
-        if active && self.taping {
-            self.record(Rec::Binary { op, out, a, b })?;
-        }
-        Ok(out)
+        self.make(crate::op::Op::Binary(op).name(), |n| n.binary(op, a, b))
     }
 
     /// The dot product of two vectors of one length.
     pub fn dot(&mut self, a: Slot, b: Slot) -> Result<Slot> {
-        let (ia, ib) = (self.s.pay.info(a), self.s.pay.info(b));
-        match (ia.shape(), ib.shape()) {
-            (Shape::Vector(n), Shape::Vector(m)) if n == m => {}
-            (x, y) => {
-                return Err(self.shape_error(
-                    "dot",
-                    format!("needs two vectors of one length, got {x} and {y}"),
-                ))
-            }
+        let (x, y) = (self.s.pay.info(a).shape(), self.s.pay.info(b).shape());
+        if !matches!((x, y), (Shape::Vector(n), Shape::Vector(m)) if n == m) {
+            let message = format!("needs two vectors of one length, got {x} and {y}");
+            return Err(self.shape_error("dot", message));
         }
-        let active = ia.active() || ib.active();
-        let (out, _) = self.alloc(Shape::Scalar, ia.lanes() || ib.lanes(), active)?;
-        let rec = Rec::Linalg {
-            op: LinalgOp::Dot,
-            out,
-            a,
-            b,
-        };
-        self.compute(&rec);
-        if active && self.taping {
-            self.record(rec)?;
-        }
-        Ok(out)
+        self.make("dot", |n| n.linalg(LinalgOp::Dot, a, b))
     }
 
     /// Lane by lane, `a` where `cond` is set and `b` elsewhere (the merge after a divergent
@@ -135,11 +107,7 @@ impl<R: Real> Machine<'_, R> {
             ));
         }
         let active = ia.active() || ib.active();
-        let (out, _) = self.alloc(ia.shape(), true, active)?;
-        self.compute(&Rec::Select { out, cond, a, b });
-        if active && self.taping {
-            self.record(Rec::Select { out, cond, a, b })?;
-        }
-        Ok(out)
+        let rec = |out| Rec::Select { out, cond, a, b };
+        self.make("branch", |n| n.emit(ia.shape(), true, active, rec))
     }
 }

@@ -5,7 +5,8 @@ use super::{EResult, Machine};
 use crate::builtin::Builtin;
 use crate::code::NodeId;
 use crate::error::Error;
-use crate::tape::{LinalgOp, Rec};
+use crate::ops::OpError;
+use crate::tape::LinalgOp;
 use crate::value::{Slot, Value};
 use shared_ir::{BinaryOp, Operand, Real, Shape, ShapeFault};
 
@@ -60,12 +61,13 @@ impl<R: Real> Machine<'_, R> {
         a1: Value,
         node: NodeId,
     ) -> EResult<Value> {
-        // Operands that fit: the rule checks their kinds and sizes at once.
+        // Operands that fit: the op layer checks their kinds and sizes by the op's rule.
         let a1 = if op.binary() { a1 } else { a0 };
         if let (Value::Num(a), Value::Num(c)) = (a0, a1) {
-            let (sa, sc) = (self.s.pay.info(a).shape(), self.s.pay.info(c).shape());
-            if let Ok(shape) = op.result(sa, sc) {
-                return self.run_linalg(op, a, op.binary().then_some(c), shape, node);
+            match self.numbers().linalg(op, a, c) {
+                Ok(out) => return Ok(Value::Num(out)),
+                Err(OpError::Memory) => return Err(self.memory_error(Some(node))),
+                Err(OpError::Shape(_)) => {}
             }
         }
         // Else the first fault in order: each operand a number of the kind the op takes,
@@ -73,15 +75,14 @@ impl<R: Real> Machine<'_, R> {
         let name = op.name();
         let a = self.operand(a0, name, op.operand(0), node)?;
         let c = if op.binary() {
-            Some(self.operand(a1, name, op.operand(1), node)?)
+            self.operand(a1, name, op.operand(1), node)?
         } else {
-            None
+            a
         };
-        let sa = self.s.pay.info(a).shape();
-        let sc = c.map_or(Shape::Scalar, |c| self.s.pay.info(c).shape());
-        match op.result(sa, sc) {
-            Ok(shape) => self.run_linalg(op, a, c, shape, node),
-            Err(fault) => Err(self.fault(name, fault, a1, node)),
+        match self.numbers().linalg(op, a, c) {
+            Ok(out) => Ok(Value::Num(out)),
+            Err(OpError::Memory) => Err(self.memory_error(Some(node))),
+            Err(OpError::Shape(fault)) => Err(self.fault(name, fault, a1, node)),
         }
     }
 
@@ -112,29 +113,5 @@ impl<R: Real> Machine<'_, R> {
             return Err(self.type_error(name, "a number", a1, node));
         }
         self.binary(BinaryOp::Mul, a0, a1, node)
-    }
-
-    /// Allocates the result, broadcasts uniform operands if the result is per lane, runs the
-    /// kernel and records the op.
-    fn run_linalg(
-        &mut self,
-        op: LinalgOp,
-        a: Slot,
-        b: Option<Slot>,
-        shape: Shape,
-        node: NodeId,
-    ) -> EResult<Value> {
-        let ia = self.s.pay.info(a);
-        let ib = b.map(|b| self.s.pay.info(b));
-        let lanes_out = ia.lanes() || ib.is_some_and(|i| i.lanes());
-        let active = ia.active() || ib.is_some_and(|i| i.active());
-        let b = b.unwrap_or(a);
-        let out = self.emit(shape, lanes_out, active, node, |out| Rec::Linalg {
-            op,
-            out,
-            a,
-            b,
-        })?;
-        Ok(Value::Num(out))
     }
 }

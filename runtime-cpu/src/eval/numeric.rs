@@ -1,13 +1,13 @@
-//! Payload arithmetic: elementwise ops with scalar broadcast, comparisons, and the records
-//! they leave on the tape.
+//! Payload arithmetic: elementwise ops with scalar broadcast and comparisons, made through the
+//! numeric-op layer (`ops::Numbers`), with the walk's errors for its faults.
 
 use super::{EResult, Machine};
 use crate::code::NodeId;
 use crate::error::Error;
-use crate::payload::SlotInfo;
+use crate::ops::{Numbers, OpError};
 use crate::tape::Rec;
 use crate::value::{Slot, Value};
-use shared_ir::{BinaryOp, CompareOp, Real, Shape, UnaryOp};
+use shared_ir::{BinaryOp, CompareOp, Real, Shape, ShapeFault, UnaryOp};
 
 impl<R: Real> Machine<'_, R> {
     /// A new slot, or the memory-limit error pointing at `node`.
@@ -25,25 +25,25 @@ impl<R: Real> Machine<'_, R> {
         }
     }
 
-    /// A new slot and its description, or the memory-limit error pointing at `node`.
-    #[inline]
-    pub(crate) fn alloc_info(
-        &mut self,
-        shape: Shape,
-        lanes: bool,
-        active: bool,
-        node: NodeId,
-    ) -> EResult<(Slot, SlotInfo)> {
-        match self.s.pay.alloc_info(shape, lanes, active) {
-            Some(s) => Ok(s),
-            None => Err(self.memory_error(Some(node))),
-        }
+    /// The numeric-op layer over this walk's arena, masks, tape and executor, under the
+    /// current lanes.
+    #[inline(always)]
+    pub(crate) fn numbers(&mut self) -> Numbers<'_, R> {
+        let st = &mut *self.s;
+        Numbers::with_regions(
+            &mut st.pay,
+            &st.masks,
+            &mut st.scratch,
+            &mut st.tape,
+            &mut st.regions,
+            &st.parts,
+            self.taping,
+            self.mask,
+        )
     }
 
-    /// The one way a tensor or per-lane op is made: its result allocated (`shape`, per lane
-    /// when `lanes`), its kernel run (now, or in the pending region) and, when it depends on a
-    /// differentiated input and a tape is recorded, its record taped. `rec` builds the record
-    /// from the result slot.
+    /// A tensor or per-lane op made through the op layer ([`Numbers::emit`]); an error
+    /// points at `node`.
     #[inline(always)]
     pub(crate) fn emit(
         &mut self,
@@ -53,32 +53,26 @@ impl<R: Real> Machine<'_, R> {
         node: NodeId,
         rec: impl FnOnce(Slot) -> Rec,
     ) -> EResult<Slot> {
-        let (out, io) = self.alloc_info(shape, lanes, active, node)?;
-        let rec = rec(out);
-        self.exec(rec, io.lanes());
-        if active && self.taping {
-            self.s.tape.push(rec, self.mask);
-        }
-        Ok(out)
+        let r = self.numbers().emit(shape, lanes, active, rec);
+        r.map_err(|e| self.op_error("", e, node))
     }
 
-    /// A uniform scalar result `x` of an op; `rec` (from the result slot) is taped when it
-    /// depends on a differentiated input and a tape is recorded.
-    #[inline(always)]
-    fn emit_scalar(
-        &mut self,
-        x: R,
-        active: bool,
-        node: NodeId,
-        rec: impl FnOnce(Slot) -> Rec,
-    ) -> EResult<Slot> {
-        let Some(out) = self.s.pay.push_scalar(x, active) else {
-            return Err(self.memory_error(Some(node)));
-        };
-        if active && self.taping {
-            self.s.tape.push(rec(out), self.mask);
+    /// An op layer's error as the walk's, pointing at `node`.
+    #[cold]
+    pub(crate) fn op_error(&self, op: &str, e: OpError, node: NodeId) -> super::Stop {
+        match e {
+            OpError::Memory => self.memory_error(Some(node)),
+            OpError::Shape(ShapeFault::Size(message)) => self.fail(Error::Shape {
+                op: op.to_string(),
+                message,
+                span: self.span(node),
+            }),
+            OpError::Shape(ShapeFault::Kind(expected)) => self.fail(Error::Shape {
+                op: op.to_string(),
+                message: format!("needs {expected}"),
+                span: self.span(node),
+            }),
         }
-        Ok(out)
     }
 
     #[cold]
@@ -124,35 +118,9 @@ impl<R: Real> Machine<'_, R> {
                 node,
             ));
         };
-        let ia = self.s.pay.info(a);
-        let rec = |out| Rec::Unary { op, out, a };
-        let out = if ia.is_uniform_scalar() {
-            let x = self.s.pay.data()[ia.offset()];
-            self.emit_scalar(op.apply(x), ia.active(), node, rec)?
-        } else {
-            self.emit(ia.shape(), ia.lanes(), ia.active(), node, rec)?
-        };
-        Ok(Value::Num(out))
-    }
-
-    /// The shape of `a op b` with scalar broadcast, or a shape error.
-    pub(crate) fn broadcast_shape(
-        &self,
-        op: &str,
-        a: Shape,
-        b: Shape,
-        node: NodeId,
-    ) -> EResult<Shape> {
-        if a == b || b.is_scalar() {
-            Ok(a)
-        } else if a.is_scalar() {
-            Ok(b)
-        } else {
-            Err(self.fail(Error::Shape {
-                op: op.to_string(),
-                message: format!("cannot combine {a} with {b} elementwise"),
-                span: self.span(node),
-            }))
+        match self.numbers().unary(op, a) {
+            Ok(out) => Ok(Value::Num(out)),
+            Err(e) => Err(self.op_error(op.name(), e, node)),
         }
     }
 
@@ -168,18 +136,10 @@ impl<R: Real> Machine<'_, R> {
         let (Value::Num(a), Value::Num(b)) = (x, y) else {
             return Err(self.binary_type_error(op, x, y, node));
         };
-        let (ia, ib) = (self.s.pay.info(a), self.s.pay.info(b));
-        let active = ia.active() || ib.active();
-        let rec = |out| Rec::Binary { op, out, a, b };
-        let out = if ia.is_uniform_scalar() && ib.is_uniform_scalar() {
-            let d = self.s.pay.data();
-            let (p, q) = (d[ia.offset()], d[ib.offset()]);
-            self.emit_scalar(op.apply(p, q), active, node, rec)?
-        } else {
-            let shape = self.broadcast_shape(op.name(), ia.shape(), ib.shape(), node)?;
-            self.emit(shape, ia.lanes() || ib.lanes(), active, node, rec)?
-        };
-        Ok(Value::Num(out))
+        match self.numbers().binary(op, a, b) {
+            Ok(out) => Ok(Value::Num(out)),
+            Err(e) => Err(self.op_error(op.name(), e, node)),
+        }
     }
 
     #[cold]
