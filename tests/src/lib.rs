@@ -7,6 +7,7 @@
 //! program depends on too; they are re-exported here under their old paths.
 #![forbid(unsafe_code)]
 
+pub mod devices;
 pub mod divergent;
 
 pub use ndvm_check::{driver, gates, gen, oracle, refdata, report, shrink};

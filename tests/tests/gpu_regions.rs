@@ -4,10 +4,11 @@
 //! the seed-1234 corpus, the divergent programs and the Kalman program, at B = 1, 64 and 4096.
 //! In CI the GPU is Mesa's software driver; there a missing adapter fails the test.
 
+use ndvm_tests::devices::{compare_devices, lane_bindings, suite_inputs};
 use ndvm_tests::divergent::DIVERGENT;
 use ndvm_tests::gates::tol::DEVICE_RTOL;
-use ndvm_tests::{close, fuzz_records, suite, SplitMix};
-use runtime_cpu::{Bindings, Error, GradSpec, LaneValue, Program, RunOptions, Session, Tensor};
+use ndvm_tests::{close, fuzz_records, suite};
+use runtime_cpu::{Bindings, Error, GradSpec, Program, RunOptions, Session, Tensor};
 use runtime_gpu::testing::gpu_or_skip;
 use runtime_gpu::{GpuContext, GpuRegions, RegionPolicy};
 use std::sync::Arc;
@@ -23,28 +24,8 @@ fn gpu_session(ctx: &Arc<GpuContext>) -> Session<f32> {
     s
 }
 
-/// `uniform` plus each input of `inputs` drawn per lane from its range.
-fn lanes(inputs: &[(String, f64, f64)], uniform: &Bindings, lanes: usize, seed: u64) -> Bindings {
-    let mut rng = SplitMix(seed);
-    let mut b = uniform.clone();
-    for (n, lo, hi) in inputs {
-        let col: Vec<f64> = (0..lanes).map(|_| rng.uniform(*lo, *hi)).collect();
-        b = b.lanes(n, col).expect("same lane count");
-    }
-    b
-}
-
-fn same_value(a: &LaneValue, b: &LaneValue) -> bool {
-    match (a, b) {
-        (LaneValue::Number(x), LaneValue::Number(y)) => close(*x, *y, DEVICE_RTOL),
-        (LaneValue::Tensor(s, x), LaneValue::Tensor(t, y)) => {
-            s == t && x.iter().zip(y).all(|(p, q)| close(*p, *q, DEVICE_RTOL))
-        }
-        (a, b) => a == b,
-    }
-}
-
-/// Runs `program` on both devices and returns the differences found (empty when they agree).
+/// Runs `program` on the CPU and with the GPU; returns the differences (empty when they
+/// agree).
 fn compare(
     name: &str,
     program: &Program,
@@ -52,44 +33,7 @@ fn compare(
     grad: &[String],
     gpu: &mut Session<f32>,
 ) -> Vec<String> {
-    let opts = RunOptions {
-        grad: GradSpec::Some(grad.to_vec()),
-        lane_block: 0,
-        ..Default::default()
-    };
-    let want = Session::<f32>::new()
-        .run(program, b, &opts)
-        .cloned()
-        .expect("bound");
-    let got = gpu.run(program, b, &opts).expect("bound");
-    let mut bad = Vec::new();
-    for l in 0..want.lanes {
-        match (&got.values[l], &want.values[l]) {
-            (Ok(x), Ok(y)) if same_value(x, y) => {}
-            (Err(x), Err(y)) if x == y => continue,
-            (x, y) => {
-                bad.push(format!(
-                    "{name} B={} lane {l}: gpu {x:?} cpu {y:?}",
-                    want.lanes
-                ));
-                continue;
-            }
-        }
-        for g in &want.grads {
-            let n = g.shape.len();
-            let h = got.grad(&g.name).expect("same inputs");
-            for e in 0..n {
-                let (x, y) = (h.per_lane[l * n + e], g.per_lane[l * n + e]);
-                if !close(x, y, DEVICE_RTOL) {
-                    bad.push(format!(
-                        "{name} B={} lane {l} d/d{}[{e}]: gpu {x} cpu {y}",
-                        want.lanes, g.name
-                    ));
-                }
-            }
-        }
-    }
-    bad
+    compare_devices(name, "gpu", DEVICE_RTOL, program, b, grad, gpu)
 }
 
 fn report(bad: Vec<String>) {
@@ -111,21 +55,13 @@ fn suite_agrees_across_devices() {
     for p in suite() {
         let program = Program::parse(&p.src).expect("parses");
         // Scalar inputs vary per lane by up to 10% around the reference.
-        let inputs: Vec<(String, f64, f64)> = p
-            .scalars
-            .iter()
-            .map(|(n, x)| (n.clone(), (x * 0.9).min(x * 1.1), (x * 0.9).max(x * 1.1)))
-            .collect();
+        let (inputs, uniform) = suite_inputs(&p);
         if inputs.is_empty() {
             continue;
         }
-        let mut uniform = Bindings::new();
-        if let Some((n, r, c, d)) = &p.matrix {
-            uniform = uniform.uniform(n, Tensor::matrix(*r, *c, d.clone()).expect("matrix"));
-        }
         let grad: Vec<String> = inputs.iter().map(|i| i.0.clone()).collect();
         for (i, &w) in WIDTHS.iter().enumerate() {
-            let b = lanes(&inputs, &uniform, w, 11 + i as u64);
+            let b = lane_bindings(&inputs, &uniform, w, 11 + i as u64);
             bad.extend(compare(&p.name, &program, &b, &grad, &mut gpu));
         }
     }
@@ -152,7 +88,7 @@ fn divergent_programs_agree_across_devices() {
             .collect();
         let grad: Vec<String> = inputs.iter().map(|i| i.0.clone()).collect();
         for (i, &w) in WIDTHS.iter().enumerate() {
-            let b = lanes(&inputs, &Bindings::new(), w, 77 + i as u64);
+            let b = lane_bindings(&inputs, &Bindings::new(), w, 77 + i as u64);
             bad.extend(compare(name, &program, &b, &grad, &mut gpu));
         }
     }
@@ -182,7 +118,7 @@ fn corpus_agrees_across_devices() {
             .collect();
         let grad: Vec<String> = inputs.iter().map(|i| i.0.clone()).collect();
         for (i, &w) in WIDTHS.iter().enumerate() {
-            let b = lanes(&inputs, &Bindings::new(), w, r.id * 3 + i as u64);
+            let b = lane_bindings(&inputs, &Bindings::new(), w, r.id * 3 + i as u64);
             bad.extend(compare(
                 &format!("corpus {}", r.id),
                 &program,
@@ -222,7 +158,7 @@ fn a_region_past_the_software_drivers_loop_cap_is_split() {
     // The software driver's budget on every adapter, so the split is exercised on real GPUs too.
     let (program, mut gpu, traffic) = long_loop(&ctx, runtime_gpu::region::SOFTWARE_VISIT_BUDGET);
     let inputs = [("x".to_string(), 0.5, 2.0)];
-    let b = lanes(&inputs, &Bindings::new(), 256, 3);
+    let b = lane_bindings(&inputs, &Bindings::new(), 256, 3);
     report(compare("long_loop", &program, &b, &["x".into()], &mut gpu));
     let n = traffic.dispatches();
     assert!(n > 10, "the region ran in {n} dispatches");
@@ -237,7 +173,7 @@ fn a_pass_the_driver_cuts_short_is_an_error() {
     // software driver ends each invocation early, and the lanes' progress counters, which come
     // back with the region's result, say so. A real GPU (no loop cap) runs it whole.
     let (program, mut gpu, traffic) = long_loop(&ctx, runtime_gpu::region::HARDWARE_VISIT_BUDGET);
-    let b = lanes(&[("x".to_string(), 0.5, 2.0)], &Bindings::new(), 64, 5);
+    let b = lane_bindings(&[("x".to_string(), 0.5, 2.0)], &Bindings::new(), 64, 5);
     if !ctx.adapter().name.to_ascii_lowercase().contains("llvmpipe") {
         report(compare("long_loop", &program, &b, &["x".into()], &mut gpu));
         return;
@@ -333,7 +269,7 @@ fn wide_ops_agree_across_devices() {
         let program = Program::parse(src).expect("parses");
         let grad: Vec<String> = inputs.iter().map(|i| i.0.clone()).collect();
         for (i, &w) in [1usize, 64, 300].iter().enumerate() {
-            let b = lanes(inputs, uniform, w, 500 + i as u64);
+            let b = lane_bindings(inputs, uniform, w, 500 + i as u64);
             bad.extend(compare(name, &program, &b, &grad, &mut gpu));
         }
     }
@@ -362,7 +298,7 @@ fn every_lane_width_agrees_across_devices() {
         for (name, src, inputs, uniform) in &wide_cases() {
             let program = Program::parse(src).expect("parses");
             let grad: Vec<String> = inputs.iter().map(|i| i.0.clone()).collect();
-            let b = lanes(inputs, uniform, 19, 600 + u64::from(width));
+            let b = lane_bindings(inputs, uniform, 19, 600 + u64::from(width));
             let name = format!("{name} width {width} workgroup {workgroup}");
             bad.extend(compare(&name, &program, &b, &grad, &mut gpu));
         }
@@ -509,7 +445,7 @@ fn a_regions_intermediate_values_stay_on_the_device() {
     .expect("the example");
     let program = Program::parse(&kalman).expect("parses");
     let inputs = [("q".to_string(), 0.02, 0.1), ("r".to_string(), 0.05, 0.2)];
-    let b = lanes(&inputs, &Bindings::new().scalar("d", 8.0), 64, 77);
+    let b = lane_bindings(&inputs, &Bindings::new().scalar("d", 8.0), 64, 77);
     let device = GpuRegions::new(Arc::clone(&ctx), RegionPolicy::Always);
     let traffic = device.traffic();
     let mut gpu = Session::<f32>::new();
@@ -560,7 +496,7 @@ fn regression_a_long_broadcast_or_outer_op_is_not_refused() {
         ("outer", "(trace (outer (* x (iota 100)) (iota 100)))"),
     ] {
         let program = Program::parse(src).expect("parses");
-        let b = lanes(&[("x".to_string(), 0.5, 1.5)], &Bindings::new(), 3, 9);
+        let b = lane_bindings(&[("x".to_string(), 0.5, 1.5)], &Bindings::new(), 3, 9);
         bad.extend(compare(name, &program, &b, &["x".into()], &mut gpu));
     }
     report(bad);
@@ -585,7 +521,7 @@ fn sessions_on_several_threads_share_the_device() {
                     let mut gpu = gpu_session(&ctx);
                     let mut bad = Vec::new();
                     for round in 0..3 {
-                        let b = lanes(inputs, uniform, 33, 700 + 10 * t + round);
+                        let b = lane_bindings(inputs, uniform, 33, 700 + 10 * t + round);
                         let name = format!("{name} thread {t} round {round}");
                         bad.extend(compare(&name, program, &b, grad, &mut gpu));
                     }

@@ -6,9 +6,10 @@
 //! matrices whose ops a lane's invocations share, the D = 8 Kalman filter, and a long loop,
 //! each at one invocation per lane and at several. Needs no GPU.
 
+use ndvm_tests::devices::{compare_devices, lane_bindings, suite_inputs};
 use ndvm_tests::divergent::DIVERGENT;
-use ndvm_tests::{close, suite, SplitMix};
-use runtime_cpu::{Bindings, GradSpec, LaneValue, Program, RunOptions, Session, Tensor};
+use ndvm_tests::suite;
+use runtime_cpu::{Bindings, Program, RunOptions, Session};
 use runtime_gpu::region::{TwinCounts, TwinRegions, SOFTWARE_LOOP_CAP, SOFTWARE_VISIT_BUDGET};
 use std::sync::Arc;
 
@@ -35,27 +36,6 @@ fn twin_session(width: u32) -> (Session<f32>, Arc<TwinCounts>) {
     (s, counts)
 }
 
-/// `uniform` plus each input of `inputs` drawn per lane from its range.
-fn lanes(inputs: &[(String, f64, f64)], uniform: &Bindings, lanes: usize, seed: u64) -> Bindings {
-    let mut rng = SplitMix(seed);
-    let mut b = uniform.clone();
-    for (n, lo, hi) in inputs {
-        let col: Vec<f64> = (0..lanes).map(|_| rng.uniform(*lo, *hi)).collect();
-        b = b.lanes(n, col).expect("same lane count");
-    }
-    b
-}
-
-fn same_value(a: &LaneValue, b: &LaneValue) -> bool {
-    match (a, b) {
-        (LaneValue::Number(x), LaneValue::Number(y)) => close(*x, *y, TWIN_RTOL),
-        (LaneValue::Tensor(s, x), LaneValue::Tensor(t, y)) => {
-            s == t && x.iter().zip(y).all(|(p, q)| close(*p, *q, TWIN_RTOL))
-        }
-        (a, b) => a == b,
-    }
-}
-
 /// Runs `program` on the CPU and with the twin; returns the differences (empty when they
 /// agree).
 fn compare(
@@ -65,44 +45,7 @@ fn compare(
     grad: &[String],
     twin: &mut Session<f32>,
 ) -> Vec<String> {
-    let opts = RunOptions {
-        grad: GradSpec::Some(grad.to_vec()),
-        lane_block: 0,
-        ..Default::default()
-    };
-    let want = Session::<f32>::new()
-        .run(program, b, &opts)
-        .cloned()
-        .expect("bound");
-    let got = twin.run(program, b, &opts).expect("bound");
-    let mut bad = Vec::new();
-    for l in 0..want.lanes {
-        match (&got.values[l], &want.values[l]) {
-            (Ok(x), Ok(y)) if same_value(x, y) => {}
-            (Err(x), Err(y)) if x == y => continue,
-            (x, y) => {
-                bad.push(format!(
-                    "{name} B={} lane {l}: twin {x:?} cpu {y:?}",
-                    want.lanes
-                ));
-                continue;
-            }
-        }
-        for g in &want.grads {
-            let n = g.shape.len();
-            let h = got.grad(&g.name).expect("same inputs");
-            for e in 0..n {
-                let (x, y) = (h.per_lane[l * n + e], g.per_lane[l * n + e]);
-                if !close(x, y, TWIN_RTOL) {
-                    bad.push(format!(
-                        "{name} B={} lane {l} d/d{}[{e}]: twin {x} cpu {y}",
-                        want.lanes, g.name
-                    ));
-                }
-            }
-        }
-    }
-    bad
+    compare_devices(name, "twin", TWIN_RTOL, program, b, grad, twin)
 }
 
 /// Fails with the differences found, and unless the twin ran regions forward and reverse,
@@ -144,21 +87,13 @@ fn the_suite_agrees_with_the_twin() {
         for p in suite() {
             let program = Program::parse(&p.src).expect("parses");
             // Scalar inputs vary per lane by up to 10% around the reference.
-            let inputs: Vec<(String, f64, f64)> = p
-                .scalars
-                .iter()
-                .map(|(n, x)| (n.clone(), (x * 0.9).min(x * 1.1), (x * 0.9).max(x * 1.1)))
-                .collect();
+            let (inputs, uniform) = suite_inputs(&p);
             if inputs.is_empty() {
                 continue;
             }
-            let mut uniform = Bindings::new();
-            if let Some((n, r, c, d)) = &p.matrix {
-                uniform = uniform.uniform(n, Tensor::matrix(*r, *c, d.clone()).expect("matrix"));
-            }
             let grad: Vec<String> = inputs.iter().map(|i| i.0.clone()).collect();
             for (i, &b) in LANE_COUNTS.iter().enumerate() {
-                let bind = lanes(&inputs, &uniform, b, 11 + i as u64);
+                let bind = lane_bindings(&inputs, &uniform, b, 11 + i as u64);
                 let name = format!("{} width {width}", p.name);
                 bad.extend(compare(&name, &program, &bind, &grad, &mut twin));
             }
@@ -182,7 +117,7 @@ fn divergent_programs_agree_with_the_twin() {
                 .collect();
             let grad: Vec<String> = inputs.iter().map(|i| i.0.clone()).collect();
             for (i, &b) in LANE_COUNTS.iter().enumerate() {
-                let bind = lanes(&inputs, &Bindings::new(), b, 77 + i as u64);
+                let bind = lane_bindings(&inputs, &Bindings::new(), b, 77 + i as u64);
                 let name = format!("{name} width {width}");
                 bad.extend(compare(&name, &program, &bind, &grad, &mut twin));
             }
@@ -238,7 +173,7 @@ fn wide_ops_and_the_kalman_filter_agree_with_the_twin() {
             let program = Program::parse(src).expect("parses");
             let grad: Vec<String> = inputs.iter().map(|i| i.0.clone()).collect();
             for (i, &b) in [1usize, 5].iter().enumerate() {
-                let bind = lanes(inputs, uniform, b, 500 + i as u64);
+                let bind = lane_bindings(inputs, uniform, b, 500 + i as u64);
                 let name = format!("{name} width {width}");
                 bad.extend(compare(&name, &program, &bind, &grad, &mut twin));
             }
@@ -262,7 +197,7 @@ fn a_region_past_the_software_drivers_loop_cap_is_split_within_the_plans_budget(
         let counts = twin.counts();
         let mut session = Session::<f32>::new();
         session.set_device(Some(Box::new(twin)));
-        let b = lanes(&[("x".to_string(), 0.5, 2.0)], &Bindings::new(), 16, 3);
+        let b = lane_bindings(&[("x".to_string(), 0.5, 2.0)], &Bindings::new(), 16, 3);
         let bad = compare("long_loop", &program, &b, &["x".into()], &mut session);
         report(bad, &session, &counts);
         assert!(

@@ -173,15 +173,8 @@ pub struct LaneResults {
 impl LaneResults {
     fn of(problem: &Problem, out: &Outcome, with_grad: bool) -> Self {
         let values = out.values.iter().map(lane_number).collect();
-        let grads = if with_grad {
-            let grad = |name: &String| {
-                let g = out.grad(name).expect("every parameter is differentiated");
-                g.per_lane.clone()
-            };
-            problem.params.iter().map(grad).collect()
-        } else {
-            Vec::new()
-        };
+        let lanes = OutcomeLanes::new(problem, out, with_grad);
+        let grads = lanes.grads.iter().map(|g| g.to_vec()).collect();
         LaneResults { values, grads }
     }
 

@@ -74,14 +74,9 @@ impl<'a, R: Real> Numbers<'a, R> {
         mask: MaskId,
     ) -> Self {
         Numbers {
-            pay,
-            masks,
-            scratch,
-            tape,
             regions: Some(regions),
             parts,
-            taping,
-            mask,
+            ..Self::eager(pay, masks, scratch, tape, taping, mask)
         }
     }
 
