@@ -82,6 +82,21 @@ impl<R: Real> Adjoints<R> {
         self.data[o..o + n].fill(R::ZERO);
     }
 
+    /// Copies a slot's adjoint into `out` (as f64; `out` as long as the adjoint) and zeroes
+    /// it; zeros when it has none.
+    pub fn take_into(&mut self, info: &SlotInfo, out: &mut [f64]) {
+        let o = info.adj();
+        if o == NO_ADJOINT {
+            out.fill(0.0);
+            return;
+        }
+        let src = &mut self.data[o..o + out.len()];
+        for (d, a) in out.iter_mut().zip(src.iter_mut()) {
+            *d = a.to_f64();
+            *a = R::ZERO;
+        }
+    }
+
     /// The adjoint of a slot, mutably (for seeding).
     pub fn get_mut(&mut self, info: &SlotInfo) -> Option<&mut [R]> {
         let o = info.adj();

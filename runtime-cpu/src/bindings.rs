@@ -146,6 +146,28 @@ impl Bindings {
         self.entries.iter().map(|(k, v)| (k.as_str(), v))
     }
 
+    /// Number of bindings.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// True when nothing is bound.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The numbers bound to `name`, to rewrite in place for another run of the same layout
+    /// (an optimiser's next step): the binding's index among the bindings, whether it is per
+    /// lane, its shape on one lane, and its numbers (lane after lane when per lane). The
+    /// shape and the lane count stay as bound.
+    pub fn numbers_mut(&mut self, name: &str) -> Option<(usize, bool, Shape, &mut [f64])> {
+        let i = self.index_of(name)?;
+        Some(match &mut self.entries[i].1 {
+            Binding::Uniform(t) => (i, false, t.shape, t.data.as_mut_slice()),
+            Binding::Lanes { shape, data } => (i, true, *shape, data.as_mut_slice()),
+        })
+    }
+
     /// Where `name` is bound, for [`Bindings::at`].
     pub(crate) fn index_of(&self, name: &str) -> Option<usize> {
         self.search(name).ok()

@@ -6,7 +6,7 @@ use crate::backward::{backward, Adjoints};
 use crate::bindings::{Binding, Bindings};
 use crate::error::{Error, Result};
 use crate::eval::{Ctx, Fault, Limits, Machine, State, NO_CLOSURE};
-use crate::payload::NO_ADJOINT;
+use crate::payload::{Col, NO_ADJOINT};
 use crate::print::{lane_value, LaneValue};
 use crate::program::Program;
 use crate::regions::RegionCounts;
@@ -282,10 +282,13 @@ impl<R: Real> Session<R> {
             g.sum.clear();
             g.sum.resize(shape.len(), 0.0);
         }
-        // Every lane is resolved below; the placeholder never survives.
+        // Every lane is resolved below, so neither the placeholder nor a previous run's value
+        // survives: only lanes the previous run did not have need one.
         let mut values = std::mem::take(&mut out.values);
-        values.clear();
-        values.resize(lanes, Ok(LaneValue::Number(f64::NAN)));
+        values.truncate(lanes);
+        while values.len() < lanes {
+            values.push(Ok(LaneValue::Number(f64::NAN)));
+        }
         let block = if options.lane_block == 0 {
             lanes
         } else {
@@ -359,9 +362,10 @@ impl<R: Real> Session<R> {
             let n = g.shape.len();
             for e in 0..n {
                 let mut sum = g.sum[e];
-                for (l, v) in values.iter().enumerate() {
+                let lane_grads = g.per_lane[e..].iter().step_by(n);
+                for (v, x) in values.iter().zip(lane_grads) {
                     if v.is_ok() {
-                        sum += g.per_lane[l * n + e];
+                        sum += x;
                     }
                 }
                 g.sum[e] = sum;
@@ -420,6 +424,12 @@ impl<R: Real> Session<R> {
         for inp in inputs {
             let active = inp.grad.is_some();
             let slot = match bindings.at(inp.binding as usize) {
+                Binding::Uniform(t) if t.shape.is_scalar() => {
+                    let Some(s) = st.pay.push_scalar(R::from_f64(t.data[0]), active) else {
+                        return (Err(memory_fault(limits)), 0);
+                    };
+                    s
+                }
                 Binding::Uniform(t) => {
                     let Some(s) = st.pay.alloc(t.shape, false, active) else {
                         return (Err(memory_fault(limits)), 0);
@@ -435,9 +445,19 @@ impl<R: Real> Session<R> {
                     };
                     let n = shape.len();
                     let dst = st.pay.get_mut(s);
-                    for e in 0..n {
-                        for (i, &lane) in group.iter().enumerate() {
-                            dst[e * l + i] = R::from_f64(data[lane * n + e]);
+                    match contiguous(group) {
+                        // One element per lane, lanes in a run: one copy.
+                        Some(first) if n == 1 => {
+                            for (d, &x) in dst.iter_mut().zip(&data[first..first + l]) {
+                                *d = R::from_f64(x);
+                            }
+                        }
+                        _ => {
+                            for e in 0..n {
+                                for (i, &lane) in group.iter().enumerate() {
+                                    dst[e * l + i] = R::from_f64(data[lane * n + e]);
+                                }
+                            }
                         }
                     }
                     s
@@ -477,8 +497,31 @@ impl<R: Real> Session<R> {
     ) -> bool {
         let code = program.code();
         let st = &self.state;
-        for (i, &lane) in group.iter().enumerate() {
-            values[lane] = Ok(lane_value(v, i, code, &st.pay, &st.masks, &st.heap));
+        match v {
+            Value::Num(s) if st.pay.info(s).is_scalar() => {
+                // A number over a number (the previous run's) is written in place.
+                let put = |slot: &mut std::result::Result<LaneValue, Error>, x: f64| match slot {
+                    Ok(LaneValue::Number(y)) => *y = x,
+                    other => *other = Ok(LaneValue::Number(x)),
+                };
+                match (contiguous(group), st.pay.col(s, 0)) {
+                    (Some(first), Col::Lanes(xs)) => {
+                        for (slot, x) in values[first..first + group.len()].iter_mut().zip(xs) {
+                            put(slot, x.to_f64());
+                        }
+                    }
+                    (_, col) => {
+                        for (i, &lane) in group.iter().enumerate() {
+                            put(&mut values[lane], col.at(i).to_f64());
+                        }
+                    }
+                }
+            }
+            _ => {
+                for (i, &lane) in group.iter().enumerate() {
+                    values[lane] = Ok(lane_value(v, i, code, &st.pay, &st.masks, &st.heap));
+                }
+            }
         }
         if grads.is_empty() {
             return false;
@@ -543,15 +586,25 @@ impl<R: Real> Session<R> {
         backward(&st.tape, &st.pay, &st.masks, &mut self.adj, &mut st.grad);
         let l = group.len();
         let buf = &mut self.pools.buf;
+        let run = contiguous(group);
         for (inp, &slot) in inputs.iter().zip(&self.pools.slots) {
             // An input without a gradient is bound inactive: it has no adjoint to read.
             let Some(k) = inp.grad else { continue };
-            self.adj.take_clean(&st.pay.info(slot), buf);
+            let info = st.pay.info(slot);
             let g = &mut grads[k];
             let n = g.shape.len();
-            for e in 0..n {
-                for (i, &lane) in group.iter().enumerate() {
-                    g.per_lane[lane * n + e] = buf[e * l + i];
+            match run {
+                // One element per lane, lanes in a run: the adjoint is the gradient.
+                Some(first) if n == 1 => {
+                    self.adj.take_into(&info, &mut g.per_lane[first..first + l]);
+                }
+                _ => {
+                    self.adj.take_clean(&info, buf);
+                    for e in 0..n {
+                        for (i, &lane) in group.iter().enumerate() {
+                            g.per_lane[lane * n + e] = buf[e * l + i];
+                        }
+                    }
                 }
             }
         }
@@ -630,6 +683,14 @@ impl<R: Real> Session<R> {
         }
         Ok(())
     }
+}
+
+/// The first lane of `group` when its lanes are one run (`first, first + 1, ...`). Groups
+/// hold their lanes in increasing order, each once, so the ends tell.
+#[inline]
+fn contiguous(group: &[usize]) -> Option<usize> {
+    let (&first, &last) = (group.first()?, group.last()?);
+    (last - first + 1 == group.len()).then_some(first)
 }
 
 /// The error for a gradient asked of `name`, which is not an input of `program`.

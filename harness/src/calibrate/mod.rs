@@ -20,6 +20,7 @@
 pub mod adam;
 pub mod lbfgs;
 pub mod lm;
+mod rebind;
 pub mod report;
 pub mod table;
 pub mod workers;
@@ -27,10 +28,8 @@ pub mod workers;
 use adam::{Adam, AdamSettings};
 use lbfgs::{Lbfgs, LbfgsSettings};
 use lm::LmSettings;
-use runtime_cpu::{
-    Binding, Bindings, GradSpec, LaneValue, Limits, Outcome, Program, Real, RunOptions, Session,
-    Shape,
-};
+use rebind::Layout;
+use runtime_cpu::{Bindings, LaneValue, Limits, Outcome, Program, Real, Session};
 use std::ops::Range;
 use workers::Evaluator;
 
@@ -124,42 +123,6 @@ pub struct FitResult {
 /// Loss and gradient per restart from one evaluation over all restarts.
 pub type PerRestart = Vec<Result<(f64, Vec<f64>), String>>;
 
-/// Binds the problem's inputs for restarts whose parameters are `p` (one vector per restart):
-/// every lane, the parameters the same on every lane when there is one restart.
-fn bindings(problem: &Problem, p: &[Vec<f64>]) -> Bindings {
-    lane_bindings(problem, p, 0..p.len() * problem.rows(), p.len() == 1)
-}
-
-/// Binds lanes `lanes` of the restarts `p` (lane `r * N + i` is data row `i` of restart `r`):
-/// the data per lane, the parameters per lane or (`uniform`, one restart) once.
-fn lane_bindings(
-    problem: &Problem,
-    p: &[Vec<f64>],
-    lanes: Range<usize>,
-    uniform: bool,
-) -> Bindings {
-    let n = problem.rows().max(1);
-    let per_lane = |f: &dyn Fn(usize) -> f64| Binding::Lanes {
-        shape: Shape::Scalar,
-        data: lanes.clone().map(f).collect(),
-    };
-    let mut b = problem.fixed.clone();
-    for (name, col) in &problem.data {
-        b = b
-            .set(name, per_lane(&|l| col[l % n]))
-            .expect("equal lane counts");
-    }
-    for (k, name) in problem.params.iter().enumerate() {
-        b = if uniform {
-            b.scalar(name, p[0][k])
-        } else {
-            b.set(name, per_lane(&|l| p[l / n][k]))
-                .expect("equal lane counts")
-        };
-    }
-    b
-}
-
 /// One evaluation's results lane by lane: each lane's value (or why it has none) and, per
 /// parameter, each lane's gradient.
 #[derive(Clone, Debug, Default)]
@@ -191,21 +154,8 @@ impl LaneResults {
     }
 }
 
-fn options(problem: &Problem, limits: Limits, lane_block: usize, with_grad: bool) -> RunOptions {
-    RunOptions {
-        grad: if with_grad {
-            GradSpec::Some(problem.params.clone())
-        } else {
-            GradSpec::None
-        },
-        limits,
-        lane_block,
-        ..Default::default()
-    }
-}
-
-/// Evaluates lanes `lanes` of the restarts `p` (see [`lane_bindings`]); one restart's
-/// parameters are bound once, as one walk of every lane binds them.
+/// Evaluates lanes `lanes` of the restarts `p` (lane `r * N + i` is data row `i` of restart
+/// `r`); one restart's parameters are bound once, as one walk of every lane binds them.
 pub(crate) fn evaluate_lanes<R: Real>(
     session: &mut Session<R>,
     problem: &Problem,
@@ -215,15 +165,23 @@ pub(crate) fn evaluate_lanes<R: Real>(
     lane_block: usize,
     with_grad: bool,
 ) -> LaneResults {
-    let b = lane_bindings(problem, p, lanes.clone(), p.len() == 1);
-    let opts = options(problem, limits, lane_block, with_grad);
-    match session.run(&problem.program, &b, &opts) {
-        Ok(out) => LaneResults::of(problem, out, with_grad),
-        Err(e) => LaneResults {
-            values: vec![Err(e.to_string()); lanes.len()],
-            grads: vec![vec![f64::NAN; lanes.len()]; problem.params.len()],
-        },
-    }
+    let n = lanes.len();
+    let layout = Layout {
+        lanes,
+        uniform: p.len() == 1,
+        limits,
+        lane_block,
+        with_grad,
+    };
+    rebind::with_run(problem, p, &layout, |b, opts| {
+        match session.run(&problem.program, b, opts) {
+            Ok(out) => LaneResults::of(problem, out, with_grad),
+            Err(e) => LaneResults {
+                values: vec![Err(e.to_string()); n],
+                grads: vec![vec![f64::NAN; n]; problem.params.len()],
+            },
+        }
+    })
 }
 
 /// Every lane's value and gradient for the restarts `p`, in one walk of every lane.
@@ -235,15 +193,8 @@ pub fn evaluate_all<R: Real>(
     lane_block: usize,
     with_grad: bool,
 ) -> LaneResults {
-    let opts = options(problem, limits, lane_block, with_grad);
-    let lanes = p.len() * problem.rows();
-    match session.run(&problem.program, &bindings(problem, p), &opts) {
-        Ok(out) => LaneResults::of(problem, out, with_grad),
-        Err(e) => LaneResults {
-            values: vec![Err(e.to_string()); lanes],
-            grads: vec![vec![f64::NAN; lanes]; problem.params.len()],
-        },
-    }
+    let lanes = 0..p.len() * problem.rows();
+    evaluate_lanes(session, problem, p, lanes, limits, lane_block, with_grad)
 }
 
 /// Evaluates loss and gradient of every restart, read straight from the session's outcome
@@ -256,35 +207,50 @@ pub fn evaluate<R: Real>(
     lane_block: usize,
     with_grad: bool,
 ) -> PerRestart {
-    let opts = options(problem, limits, lane_block, with_grad);
-    match session.run(&problem.program, &bindings(problem, p), &opts) {
-        Ok(out) => {
-            let lanes = OutcomeLanes::new(problem, out, with_grad);
-            (0..p.len())
-                .map(|r| restart_loss(problem, &lanes, r, with_grad))
-                .collect()
+    let layout = Layout {
+        lanes: 0..p.len() * problem.rows(),
+        uniform: p.len() == 1,
+        limits,
+        lane_block,
+        with_grad,
+    };
+    rebind::with_run(problem, p, &layout, |b, opts| {
+        match session.run(&problem.program, b, opts) {
+            Ok(out) => {
+                let lanes = OutcomeLanes::new(problem, out, with_grad);
+                (0..p.len())
+                    .map(|r| restart_loss(problem, &lanes, r, with_grad))
+                    .collect()
+            }
+            Err(e) => vec![Err(e.to_string()); p.len()],
         }
-        Err(e) => vec![Err(e.to_string()); p.len()],
-    }
+    })
 }
 
 /// What a restart's loss reads of an evaluation: each lane's value, and each parameter's
 /// gradient on each lane (none without gradients).
 trait Lanes {
+    /// The lane's value, or why it has none.
     fn value(&self, lane: usize) -> Result<f64, String>;
+    /// The lane's value when it is a number (no message built otherwise).
+    fn number(&self, lane: usize) -> Option<f64>;
     fn grads(&self) -> usize;
-    fn grad(&self, param: usize, lane: usize) -> f64;
+    /// One parameter's gradient on a run of lanes.
+    fn grad_run(&self, param: usize, lanes: Range<usize>) -> &[f64];
 }
 
 impl Lanes for LaneResults {
     fn value(&self, lane: usize) -> Result<f64, String> {
         self.values[lane].clone()
     }
+    fn number(&self, lane: usize) -> Option<f64> {
+        self.values[lane].as_ref().ok().copied()
+    }
     fn grads(&self) -> usize {
         self.grads.len()
     }
-    fn grad(&self, param: usize, lane: usize) -> f64 {
-        self.grads[param][lane]
+    fn grad_run(&self, param: usize, lanes: Range<usize>) -> &[f64] {
+        &self.grads[param][lanes]
     }
 }
 
@@ -313,11 +279,14 @@ impl Lanes for OutcomeLanes<'_> {
     fn value(&self, lane: usize) -> Result<f64, String> {
         lane_number(&self.out.values[lane])
     }
+    fn number(&self, lane: usize) -> Option<f64> {
+        self.out.values[lane].as_ref().ok()?.as_number()
+    }
     fn grads(&self) -> usize {
         self.grads.len()
     }
-    fn grad(&self, param: usize, lane: usize) -> f64 {
-        self.grads[param][lane]
+    fn grad_run(&self, param: usize, lanes: Range<usize>) -> &[f64] {
+        &self.grads[param][lanes]
     }
 }
 
@@ -351,19 +320,26 @@ fn restart_loss(
     with_grad: bool,
 ) -> Result<(f64, Vec<f64>), String> {
     let n = problem.rows();
+    let nf = n as f64;
+    let first = r * n;
+    let y = |i: usize| match lanes.number(first + i) {
+        Some(y) => Ok(y),
+        None => lanes.value(first + i),
+    };
     let mut loss = 0.0;
     let mut weights = Vec::with_capacity(n);
-    for i in 0..n {
-        let y = lanes.value(r * n + i)?;
-        match &problem.loss {
-            Loss::Mse(t) => {
-                let d = y - t[i];
-                loss += d * d / n as f64;
-                weights.push(2.0 * d / n as f64);
+    match &problem.loss {
+        Loss::Mse(t) => {
+            for (i, &t) in t[..n].iter().enumerate() {
+                let d = y(i)? - t;
+                loss += d * d / nf;
+                weights.push(2.0 * d / nf);
             }
-            Loss::Value => {
-                loss += y / n as f64;
-                weights.push(1.0 / n as f64);
+        }
+        Loss::Value => {
+            for i in 0..n {
+                loss += y(i)? / nf;
+                weights.push(1.0 / nf);
             }
         }
     }
@@ -373,7 +349,8 @@ fn restart_loss(
     let mut grad = vec![0.0; problem.params.len()];
     let params = if with_grad { lanes.grads() } else { 0 };
     for (k, g) in grad.iter_mut().enumerate().take(params) {
-        *g = (0..n).map(|i| weights[i] * lanes.grad(k, r * n + i)).sum();
+        let lane_grads = lanes.grad_run(k, first..first + n);
+        *g = weights.iter().zip(lane_grads).map(|(w, x)| w * x).sum();
     }
     Ok((loss, grad))
 }
