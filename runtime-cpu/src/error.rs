@@ -295,7 +295,7 @@ impl Error {
     }
 }
 
-/// Result with the crate's [`Error`].
+/// Result with the crate's [`Error`](enum@Error).
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 #[cfg(test)]

@@ -44,13 +44,15 @@
 //! | `print.rs` | per-lane results in Scheme syntax |
 //! | `schedule.rs` | the multicore scheduler: independent jobs across worker threads, in index order |
 //!
-//! The payload arena, lane masks, the ops' forward and the tape with its reverse pass
-//! (`payload`, `mask`, `ops`, `tape`, `backward`) are public: they are the interface a second
-//! front end (the bytecode VM of `runtime-vm`) builds on, with none of the reader, evaluator
-//! or kernels.
+//! | `arena.rs` | `Arena`: the payloads, masks, tape and reverse pass of a walk behind one narrow interface, for a second front end |
+//!
+//! A second front end (the bytecode VM of `runtime-vm`) builds on [`Arena`] and the op layer's
+//! [`Numbers`], with none of the reader, evaluator or kernels; the arena, masks, tape and
+//! reverse pass themselves stay private.
 #![forbid(unsafe_code)]
 
-pub mod backward;
+mod arena;
+mod backward;
 mod bindings;
 pub mod builtin;
 pub mod code;
@@ -59,27 +61,30 @@ mod error;
 mod eval;
 mod heap;
 mod kernels;
-pub mod mask;
-pub mod ops;
-pub mod payload;
+mod mask;
+mod ops;
+mod payload;
 mod print;
 mod program;
 mod regions;
 pub mod schedule;
 mod session;
 pub mod syntax;
-pub mod tape;
+mod tape;
 mod value;
 
+pub use arena::Arena;
 pub use bindings::{Binding, Bindings, Tensor};
 pub use decode::DecodeOptions;
 pub use error::{Error, Origin, Result};
 pub use eval::Limits;
+pub use ops::{Numbers, OpError};
+pub use payload::SlotInfo;
 pub use print::{number as format_number, LaneValue};
 pub use program::Program;
 pub use regions::RegionCounts;
 pub use session::{GradSpec, Gradient, Outcome, RunOptions, Session, DEFAULT_LANE_BLOCK};
-pub use shared_ir::{Real, Shape};
+pub use shared_ir::{LinalgOp, Real, Shape};
 pub use syntax::Span;
 pub use value::{MaskId, Slot, Value};
 

@@ -75,7 +75,7 @@ impl SlotInfo {
     }
 
     /// Offset of the slot's lane-wide adjoint in the reverse pass's arena (active slots only;
-    /// [`NO_ADJOINT`] otherwise).
+    /// `usize::MAX` otherwise).
     #[inline(always)]
     pub fn adj(&self) -> usize {
         self.adj as usize

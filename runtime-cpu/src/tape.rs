@@ -96,6 +96,12 @@ impl Tape {
         self.aux.clear();
     }
 
+    /// Records on the tape.
+    #[inline(always)]
+    pub(crate) fn len(&self) -> usize {
+        self.entries.len()
+    }
+
     /// Records an operation run under `mask`.
     #[inline(always)]
     pub fn push(&mut self, rec: Rec, mask: MaskId) {

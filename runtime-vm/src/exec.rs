@@ -5,10 +5,7 @@
 
 use crate::error::{Error, Pos, Result};
 use crate::op::{Op, Program};
-use runtime_cpu::mask::Masks;
-use runtime_cpu::payload::Payloads;
-use runtime_cpu::tape::Tape;
-use runtime_cpu::{MaskId, Slot};
+use runtime_cpu::{Arena, MaskId, Slot};
 use shared_ir::Real;
 
 /// Step and memory limits of a run.
@@ -54,18 +51,15 @@ pub(crate) enum Frame {
     },
 }
 
-/// What a run keeps between runs: the payload arena, masks, tape and stacks.
+/// What a run keeps between runs: the arena (payloads, masks, tape) and the stacks.
 #[derive(Debug, Default)]
 pub(crate) struct State<R> {
-    pub pay: Payloads<R>,
-    pub masks: Masks,
-    pub tape: Tape,
+    pub arena: Arena<R>,
     pub stack: Vec<Slot>,
     pub frames: Vec<Frame>,
     pub saved: Vec<Slot>,
     pub consts: Vec<Slot>,
     pub inputs: Vec<Slot>,
-    pub scratch: runtime_cpu::ops::Scratch<R>,
 }
 
 /// One walk of a program over one block of lanes.
@@ -265,7 +259,8 @@ impl<R: Real> Machine<'_, R> {
     /// How the selector `sel` splits the active lanes: lanes where it is not zero take the
     /// first block.
     fn truth(&mut self, sel: Slot) -> Result<Truth> {
-        let info = self.s.pay.info(sel);
+        let arena = &mut self.s.arena;
+        let info = arena.info(sel);
         if !info.is_scalar() {
             return Err(self.shape_error(
                 "branch",
@@ -273,20 +268,19 @@ impl<R: Real> Machine<'_, R> {
             ));
         }
         if !info.lanes() {
-            return Ok(Truth::All(self.s.pay.data()[info.offset()] != R::ZERO));
+            return Ok(Truth::All(arena.numbers(&info)[0] != R::ZERO));
         }
-        let lanes = self.s.pay.lanes();
+        let lanes = arena.lanes();
         self.charge(lanes)?;
-        let st = &mut *self.s;
-        let col = &st.pay.data()[info.offset()..info.offset() + lanes];
-        let m = st.masks.push_from(col.iter().map(|&x| x != R::ZERO));
-        let (any_t, any_f) = st.masks.split_counts(self.mask, m);
+        let arena = &mut self.s.arena;
+        let m = arena.mask_where(&info, |x| x != R::ZERO);
+        let (any_t, any_f) = arena.split_counts(self.mask, m);
         if !any_f || !any_t {
             return Ok(Truth::All(any_t));
         }
         self.charge(2 * lanes)?;
-        let then = self.s.masks.and(self.mask, m);
-        let other = self.s.masks.and_not(self.mask, m);
+        let then = self.s.arena.and(self.mask, m);
+        let other = self.s.arena.and_not(self.mask, m);
         Ok(Truth::Split(then, other))
     }
 

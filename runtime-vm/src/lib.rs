@@ -2,10 +2,10 @@
 //!
 //! Where `runtime-cpu`'s evaluator walks a tree of decoded Scheme, this VM runs a linear
 //! instruction stream over an operand stack. It shares none of that evaluator or its reader:
-//! it uses only the runtime's numeric-op layer (`runtime_cpu::ops::Numbers`, which makes every
-//! numeric op as the evaluator's do), its payload arena (`runtime_cpu::payload`), its lane
-//! masks (`runtime_cpu::mask`) and its tape with the reverse pass (`runtime_cpu::tape`,
-//! `runtime_cpu::backward`). So it inherits the same exact
+//! it uses only the runtime's narrow interface for a second front end: `runtime_cpu::Arena`
+//! (the payload arena, the lane masks, the tape and the reverse pass of a walk) and the
+//! numeric-op layer it makes every op through (`runtime_cpu::Numbers`, as the evaluator's
+//! ops are made). So it inherits the same exact
 //! reverse-mode gradients, the same per-lane batching (one walk serves every lane) and the same
 //! lane-masked divergence.
 //!

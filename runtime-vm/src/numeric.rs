@@ -1,25 +1,22 @@
 //! Payload arithmetic for the executor: each instruction's op is made by the runtime's
-//! numeric-op layer (`runtime_cpu::ops::Numbers`: the shape rule, the result slot, the
+//! numeric-op layer (`runtime_cpu::Numbers`, through `runtime_cpu::Arena`: the shape rule, the result slot, the
 //! forward kernel, the tape record), the same path the evaluator's ops take; this file adds
 //! the executor's memory accounting and its errors.
 
 use crate::error::Result;
 use crate::exec::Machine;
-use runtime_cpu::ops::{Numbers, OpError};
-use runtime_cpu::payload::SlotInfo;
-use runtime_cpu::tape::{Entry, LinalgOp, Rec};
-use runtime_cpu::{MaskId, Real, Shape, Slot};
+use runtime_cpu::{LinalgOp, MaskId, Numbers, OpError, Real, Shape, Slot, SlotInfo};
 use shared_ir::{BinaryOp, ShapeFault, UnaryOp};
 
 impl<R: Real> Machine<'_, R> {
     /// A new slot and its description, charged against the memory limit.
     #[inline]
     pub fn alloc(&mut self, shape: Shape, lanes: bool, active: bool) -> Result<(Slot, SlotInfo)> {
-        let slot = self.s.pay.alloc_info(shape, lanes, active);
+        let slot = self.s.arena.alloc(shape, lanes, active);
         let Some((s, info)) = slot else {
             return Err(self.memory_error());
         };
-        let numbers = info.stored(self.s.pay.lanes());
+        let numbers = info.stored(self.s.arena.lanes());
         self.charge(std::mem::size_of::<SlotInfo>() + numbers * std::mem::size_of::<R>())?;
         Ok((s, info))
     }
@@ -32,32 +29,10 @@ impl<R: Real> Machine<'_, R> {
         op: &'static str,
         f: impl FnOnce(&mut Numbers<'_, R>) -> std::result::Result<Slot, OpError>,
     ) -> Result<Slot> {
-        let st = &mut *self.s;
-        let before = (
-            st.pay.slot_infos().len(),
-            st.pay.top(),
-            st.tape.entries.len(),
-        );
-        let mut numbers = Numbers::eager(
-            &mut st.pay,
-            &st.masks,
-            &mut st.scratch,
-            &mut st.tape,
-            self.taping,
-            self.mask,
-        );
-        let made = f(&mut numbers);
-        let st = &*self.s;
-        let slots = st.pay.slot_infos().len() - before.0;
-        let numbers = st.pay.top() - before.1;
-        let records = st.tape.entries.len() - before.2;
+        let (made, bytes) = self.s.arena.make(self.taping, self.mask, f);
         match made {
             Ok(out) => {
-                self.charge(
-                    slots * std::mem::size_of::<SlotInfo>()
-                        + numbers * std::mem::size_of::<R>()
-                        + records * std::mem::size_of::<Entry>(),
-                )?;
+                self.charge(bytes)?;
                 Ok(out)
             }
             Err(OpError::Memory) => Err(self.memory_error()),
@@ -80,7 +55,7 @@ impl<R: Real> Machine<'_, R> {
 
     /// The dot product of two vectors of one length.
     pub fn dot(&mut self, a: Slot, b: Slot) -> Result<Slot> {
-        let (x, y) = (self.s.pay.info(a).shape(), self.s.pay.info(b).shape());
+        let (x, y) = (self.s.arena.info(a).shape(), self.s.arena.info(b).shape());
         if !matches!((x, y), (Shape::Vector(n), Shape::Vector(m)) if n == m) {
             let message = format!("needs two vectors of one length, got {x} and {y}");
             return Err(self.shape_error("dot", message));
@@ -94,7 +69,7 @@ impl<R: Real> Machine<'_, R> {
         if a == b {
             return Ok(a);
         }
-        let (ia, ib) = (self.s.pay.info(a), self.s.pay.info(b));
+        let (ia, ib) = (self.s.arena.info(a), self.s.arena.info(b));
         if ia.shape() != ib.shape() {
             return Err(self.shape_error(
                 "branch",
@@ -106,8 +81,6 @@ impl<R: Real> Machine<'_, R> {
                 ),
             ));
         }
-        let active = ia.active() || ib.active();
-        let rec = |out| Rec::Select { out, cond, a, b };
-        self.make("branch", |n| n.emit(ia.shape(), true, active, rec))
+        self.make("branch", |n| n.select(cond, a, b))
     }
 }

@@ -4,7 +4,6 @@
 use crate::error::{Error, Result};
 use crate::exec::{Limits, Machine, State};
 use crate::op::Program;
-use runtime_cpu::backward::{backward, Adjoints, Scratch};
 use runtime_cpu::{Binding, Bindings, MaskId, Slot};
 use shared_ir::{Real, Shape};
 
@@ -93,8 +92,6 @@ impl Outcome {
 #[derive(Debug, Default)]
 pub struct Vm<R: Real> {
     state: State<R>,
-    adj: Adjoints<R>,
-    scratch: Scratch<R>,
     buf: Vec<f64>,
     wrt: Vec<usize>,
     outcome: Outcome,
@@ -225,10 +222,8 @@ impl<R: Real> Vm<R> {
     ) -> (Result<Slot>, u64) {
         let l = group.len();
         let st = &mut self.state;
-        st.pay
+        st.arena
             .reset(l, opts.limits.max_memory / std::mem::size_of::<R>());
-        st.masks.reset(l);
-        st.tape.reset();
         st.stack.clear();
         st.stack.reserve(prog.max_depth);
         st.frames.clear();
@@ -256,8 +251,8 @@ impl<R: Real> Vm<R> {
         group: std::ops::Range<usize>,
         out: &mut Outcome,
     ) -> Result<()> {
-        let pay = &self.state.pay;
-        let info = pay.info(result);
+        let arena = &self.state.arena;
+        let info = arena.info(result);
         if group.start == 0 {
             out.shape = info.shape();
             out.values.clear();
@@ -275,7 +270,7 @@ impl<R: Real> Vm<R> {
             });
         }
         let (n, l) = (info.n(), group.len());
-        let data = pay.get_info(&info);
+        let data = arena.numbers(&info);
         for (i, lane) in group.enumerate() {
             for e in 0..n {
                 let x = if info.lanes() {
@@ -297,27 +292,17 @@ impl<R: Real> Vm<R> {
         grads: &mut [Gradient],
     ) -> Result<()> {
         let st = &mut self.state;
-        let info = st.pay.info(result);
+        let info = st.arena.info(result);
         if !info.is_scalar() {
             return Err(Error::NotDifferentiable {
                 shape: info.shape(),
             });
         }
-        self.adj.prepare(&st.pay);
-        if let Some(seed) = self.adj.get_mut(&info) {
-            seed.fill(R::ONE);
-        }
-        backward(
-            &st.tape,
-            &st.pay,
-            &st.masks,
-            &mut self.adj,
-            &mut self.scratch,
-        );
+        st.arena.reverse(result);
         let l = group.len();
         // Every input's adjoint is read and zeroed, so the next pass starts from zeros.
         for (k, &slot) in st.inputs.iter().enumerate() {
-            self.adj.take_clean(&st.pay.info(slot), &mut self.buf);
+            st.arena.take_gradient(slot, &mut self.buf);
             let Some(j) = wrt.iter().position(|&w| w == k) else {
                 continue;
             };
@@ -331,7 +316,7 @@ impl<R: Real> Vm<R> {
         }
         if info.active() {
             // The seed, when no record consumed it (the result is an input).
-            self.adj.take_clean(&info, &mut self.buf);
+            st.arena.take_gradient(result, &mut self.buf);
         }
         Ok(())
     }
@@ -380,7 +365,7 @@ fn bind<R: Real>(
 ) -> Result<()> {
     for c in &prog.consts {
         let (s, _) = m.alloc(c.shape, false, false)?;
-        for (d, &x) in m.s.pay.get_mut(s).iter_mut().zip(&c.data) {
+        for (d, &x) in m.s.arena.numbers_mut(s).iter_mut().zip(&c.data) {
             *d = R::from_f64(x);
         }
         m.s.consts.push(s);
@@ -391,7 +376,7 @@ fn bind<R: Real>(
         let s = match bindings.get(name).expect("checked before the walk") {
             Binding::Uniform(t) => {
                 let (s, _) = m.alloc(t.shape, false, active)?;
-                for (d, &x) in m.s.pay.get_mut(s).iter_mut().zip(&t.data) {
+                for (d, &x) in m.s.arena.numbers_mut(s).iter_mut().zip(&t.data) {
                     *d = R::from_f64(x);
                 }
                 s
@@ -399,7 +384,7 @@ fn bind<R: Real>(
             Binding::Lanes { shape, data } => {
                 let (s, info) = m.alloc(*shape, true, active)?;
                 let n = shape.len();
-                let dst = m.s.pay.get_mut(s);
+                let dst = m.s.arena.numbers_mut(s);
                 for e in 0..n {
                     for (i, lane) in group.clone().enumerate() {
                         let x = R::from_f64(data[lane * n + e]);

@@ -4,7 +4,6 @@
 use super::{Ctx, EResult, Fault, Flow, Machine};
 use crate::code::NodeId;
 use crate::heap::Closure;
-use crate::tape::Rec;
 use crate::value::{MaskId, Value};
 use shared_ir::Real;
 
@@ -210,20 +209,11 @@ impl<R: Real> Machine<'_, R> {
                 if ix.shape() != iy.shape() {
                     return Err(self.split(cond));
                 }
-                let active = ix.active() || iy.active();
-                let out = self.alloc_slot(ix.shape(), true, active, None)?;
-                let lanes_out = self.s.pay.info(out).lanes();
-                let rec = Rec::Select {
-                    out,
-                    cond,
-                    a: x,
-                    b: y,
-                };
-                self.exec(rec, lanes_out);
-                if active && self.taping {
-                    self.s.tape.push(rec, MaskId::ALL);
+                // Taped under every lane: `cond` already holds which lanes take which side.
+                match self.numbers_under(MaskId::ALL).select(cond, x, y) {
+                    Ok(out) => Ok(Value::Num(out)),
+                    Err(_) => Err(self.memory_error(None)),
                 }
-                Ok(Value::Num(out))
             }
             (Value::Bool(_) | Value::LaneBool(_), Value::Bool(_) | Value::LaneBool(_)) => {
                 let ma = self.as_mask(a);

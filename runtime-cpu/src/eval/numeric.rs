@@ -6,7 +6,7 @@ use crate::code::NodeId;
 use crate::error::Error;
 use crate::ops::{Numbers, OpError};
 use crate::tape::Rec;
-use crate::value::{Slot, Value};
+use crate::value::{MaskId, Slot, Value};
 use shared_ir::{BinaryOp, CompareOp, Real, Shape, ShapeFault, UnaryOp};
 
 impl<R: Real> Machine<'_, R> {
@@ -29,6 +29,12 @@ impl<R: Real> Machine<'_, R> {
     /// current lanes.
     #[inline(always)]
     pub(crate) fn numbers(&mut self) -> Numbers<'_, R> {
+        self.numbers_under(self.mask)
+    }
+
+    /// [`Machine::numbers`], its ops taped under `mask`.
+    #[inline(always)]
+    pub(crate) fn numbers_under(&mut self, mask: MaskId) -> Numbers<'_, R> {
         let st = &mut *self.s;
         Numbers::with_regions(
             &mut st.pay,
@@ -38,7 +44,7 @@ impl<R: Real> Machine<'_, R> {
             &mut st.regions,
             &st.parts,
             self.taping,
-            self.mask,
+            mask,
         )
     }
 

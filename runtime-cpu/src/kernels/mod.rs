@@ -120,7 +120,7 @@ impl Width for Lanes {
     }
 }
 
-/// Calls `$body` with `$w` bound to [`One`] when `$l == 1` and to [`Lanes`] otherwise.
+/// Calls `$body` with `$w` bound to `One` when `$l == 1` and to `Lanes` otherwise.
 #[macro_export]
 macro_rules! with_width {
     ($l:expr, $w:ident => $body:expr) => {{

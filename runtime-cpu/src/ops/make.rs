@@ -40,7 +40,7 @@ pub struct Numbers<'a, R> {
 impl<'a, R: Real> Numbers<'a, R> {
     /// Ops whose kernels run at once, taped under `mask` when `taping` (the bytecode VM).
     #[inline(always)]
-    pub fn eager(
+    pub(crate) fn eager(
         pay: &'a mut Payloads<R>,
         masks: &'a Masks,
         scratch: &'a mut Scratch<R>,
@@ -84,7 +84,7 @@ impl<'a, R: Real> Numbers<'a, R> {
     /// when `lanes`), its kernel run, and its record (built by `rec` from the result slot)
     /// taped when it is `active` and a tape is recorded.
     #[inline(always)]
-    pub fn emit(
+    pub(crate) fn emit(
         &mut self,
         shape: Shape,
         lanes: bool,
@@ -163,6 +163,24 @@ impl<'a, R: Real> Numbers<'a, R> {
             return Err(OpError::Shape(ShapeFault::Size(message)));
         };
         self.emit(shape, ia.lanes() || ib.lanes(), active, rec)
+    }
+
+    /// Lane by lane, `a` where `cond` is set and `b` elsewhere: the merge of two branches'
+    /// values of one shape, per lane.
+    #[inline]
+    pub fn select(&mut self, cond: MaskId, a: Slot, b: Slot) -> Result<Slot, OpError> {
+        let (ia, ib) = (self.pay.info(a), self.pay.info(b));
+        if ia.shape() != ib.shape() {
+            let message = format!("cannot merge {} with {}", ia.shape(), ib.shape());
+            return Err(OpError::Shape(ShapeFault::Size(message)));
+        }
+        let active = ia.active() || ib.active();
+        self.emit(ia.shape(), true, active, |out| Rec::Select {
+            out,
+            cond,
+            a,
+            b,
+        })
     }
 
     /// The vector or matrix op `op` of `a` (and `b`, for the ops of two operands; else `b` is
