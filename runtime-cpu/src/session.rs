@@ -424,7 +424,7 @@ impl<R: Real> Session<R> {
         for inp in inputs {
             let active = inp.grad.is_some();
             let slot = match bindings.at(inp.binding as usize) {
-                Binding::Uniform(t) if t.shape.is_scalar() => {
+                Binding::Uniform(t) if t.shape.is_scalar() && t.data.len() == 1 => {
                     let Some(s) = st.pay.push_scalar(R::from_f64(t.data[0]), active) else {
                         return (Err(memory_fault(limits)), 0);
                     };
