@@ -72,14 +72,8 @@ impl<R: Real> Adjoints<R> {
     /// Copies a slot's adjoint into `out` (as f64) and zeroes it; zeros when it has none.
     pub fn take_clean(&mut self, info: &SlotInfo, out: &mut Vec<f64>) {
         out.clear();
-        let n = info.n() * self.lanes;
-        let o = info.adj();
-        if o == NO_ADJOINT {
-            out.resize(n, 0.0);
-            return;
-        }
-        out.extend(self.data[o..o + n].iter().map(|x| x.to_f64()));
-        self.data[o..o + n].fill(R::ZERO);
+        out.resize(info.n() * self.lanes, 0.0);
+        self.take_into(info, out);
     }
 
     /// Copies a slot's adjoint into `out` (as f64; `out` as long as the adjoint) and zeroes

@@ -166,13 +166,7 @@ pub(crate) fn evaluate_lanes<R: Real>(
     with_grad: bool,
 ) -> LaneResults {
     let n = lanes.len();
-    let layout = Layout {
-        lanes,
-        uniform: p.len() == 1,
-        limits,
-        lane_block,
-        with_grad,
-    };
+    let layout = Layout::new(p, lanes, limits, lane_block, with_grad);
     rebind::with_run(problem, p, &layout, |b, opts| {
         match session.run(&problem.program, b, opts) {
             Ok(out) => LaneResults::of(problem, out, with_grad),
@@ -207,13 +201,8 @@ pub fn evaluate<R: Real>(
     lane_block: usize,
     with_grad: bool,
 ) -> PerRestart {
-    let layout = Layout {
-        lanes: 0..p.len() * problem.rows(),
-        uniform: p.len() == 1,
-        limits,
-        lane_block,
-        with_grad,
-    };
+    let lanes = 0..p.len() * problem.rows();
+    let layout = Layout::new(p, lanes, limits, lane_block, with_grad);
     rebind::with_run(problem, p, &layout, |b, opts| {
         match session.run(&problem.program, b, opts) {
             Ok(out) => {

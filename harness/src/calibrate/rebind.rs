@@ -25,6 +25,26 @@ pub(crate) struct Layout {
     pub with_grad: bool,
 }
 
+impl Layout {
+    /// The layout of an evaluation of `lanes` of the restarts `p` (their parameters bound
+    /// once when there is one restart).
+    pub fn new(
+        p: &[Vec<f64>],
+        lanes: Range<usize>,
+        limits: Limits,
+        lane_block: usize,
+        with_grad: bool,
+    ) -> Self {
+        Layout {
+            lanes,
+            uniform: p.len() == 1,
+            limits,
+            lane_block,
+            with_grad,
+        }
+    }
+}
+
 /// Calls `f` with the bindings and options of `layout` for the restarts `p`.
 pub(crate) fn with_run<T>(
     problem: &Problem,
