@@ -1,6 +1,6 @@
 //! The primitives of the object language, by name, with their accepted argument counts.
 
-use shared_ir::{BinaryOp, CompareOp, LinalgOp, UnaryOp};
+use shared_ir::{BinaryOp, CompareOp, LinalgOp, Shape, UnaryOp};
 
 /// A primitive procedure of the object language.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
@@ -253,4 +253,10 @@ impl Builtin {
             Ref => Arity::Range(2, 3),
         }
     }
+}
+
+/// True when a constant tensor of `shape` (`eye`, `zeros`, `ones`, `iota`) may be made: at
+/// most 2^28 numbers, and fewer than 2^28 columns (what a slot's description holds).
+pub(crate) fn tensor_fits(shape: Shape) -> bool {
+    shape.len() <= (1 << 28) && !matches!(shape, Shape::Matrix(_, c) if c >= 1 << 28)
 }

@@ -4,10 +4,13 @@
 use crate::builtin::Builtin;
 use crate::syntax::{Span, Symbol};
 use crate::value::Value;
-use shared_ir::{BinaryOp, CompareOp, LinalgOp, UnaryOp};
+use shared_ir::{BinaryOp, CompareOp, LinalgOp, Shape, UnaryOp};
 
 /// Index of a node in [`Code::nodes`].
 pub type NodeId = u32;
+
+/// The absent operand of a node (the column of a two-argument `ref`).
+pub const NO_NODE: NodeId = NodeId::MAX;
 
 /// A run of node ids in [`Code::lists`].
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -85,6 +88,13 @@ pub enum Node {
     Compare(CompareOp, NodeId, NodeId),
     /// A vector or matrix op called with its operands (`b` is `a` for the ops of one).
     Linalg(LinalgOp, NodeId, NodeId),
+    /// `(eye n)`, `(zeros ...)`, `(ones ...)` or `(iota n)` whose sizes are literal: the
+    /// tensor of this shape, made fresh at each evaluation without evaluating the sizes.
+    Tensor(Builtin, Shape),
+    /// `(scale s X)`: a number times a tensor.
+    Scale(NodeId, NodeId),
+    /// `(ref x i)`, or `(ref M i j)` when the last is not [`NO_NODE`].
+    Ref(NodeId, NodeId, NodeId),
     /// Any other primitive call, with its arguments.
     Prim(Builtin, List),
     /// `(loop ((v init)...) body)`: loop variables live in slots `slot..`.

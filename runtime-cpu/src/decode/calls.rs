@@ -1,12 +1,12 @@
 //! Calls: primitive calls lowered to dedicated nodes, procedure calls, and quoted data.
 
 use super::Decoder;
-use crate::builtin::Builtin;
-use crate::code::{Node, NodeId};
+use crate::builtin::{self, Builtin};
+use crate::code::{Node, NodeId, NO_NODE};
 use crate::error::{Error, Result};
 use crate::syntax::{DatumId, DatumKind, Span};
 use crate::value::Value;
-use shared_ir::{BinaryOp, UnaryOp};
+use shared_ir::{BinaryOp, Shape, UnaryOp};
 
 /// Variadic arithmetic with at most this many arguments becomes a chain of binary nodes;
 /// longer calls stay one flat node folded at run time (a chain would nest one level deeper
@@ -94,6 +94,9 @@ impl<'a> Decoder<'a> {
                 span,
             });
         }
+        if let Some(shape) = self.literal_shape(b, args) {
+            return Ok(self.node(Node::Tensor(b, shape), span));
+        }
         let mut ids = Vec::with_capacity(args.len());
         for &a in args {
             ids.push(self.expr(a, false)?);
@@ -139,11 +142,44 @@ impl<'a> Decoder<'a> {
             (Builtin::Binary(op), 2) => self.node(Node::Binary(op, ids[0], ids[1]), span),
             (Builtin::Unary(op), 1) => self.node(Node::Unary(op, ids[0]), span),
             (Builtin::Compare(op), 2) => self.node(Node::Compare(op, ids[0], ids[1]), span),
+            (Builtin::Scale, 2) => self.node(Node::Scale(ids[0], ids[1]), span),
+            (Builtin::Ref, n) => {
+                let j = if n == 3 { ids[2] } else { NO_NODE };
+                self.node(Node::Ref(ids[0], ids[1], j), span)
+            }
             _ => {
                 let l = self.list(&ids);
                 self.node(Node::Prim(b, l), span)
             }
         })
+    }
+
+    /// The shape of a constant-tensor call (`eye`, `zeros`, `ones`, `iota`) whose sizes are
+    /// literal non-negative integers (below 2^24, so that they read the same in f32) and
+    /// within the size limit; `None` for any other call, which is checked when it runs.
+    fn literal_shape(&self, b: Builtin, args: &[DatumId]) -> Option<Shape> {
+        if !matches!(
+            b,
+            Builtin::Eye | Builtin::Zeros | Builtin::Ones | Builtin::Iota
+        ) {
+            return None;
+        }
+        let mut sizes = [0u32; 2];
+        for (size, &a) in sizes.iter_mut().zip(args) {
+            let DatumKind::Number(x) = self.kind(a) else {
+                return None;
+            };
+            if !(x >= 0.0 && x.fract() == 0.0 && x < f64::from(1u32 << 24)) {
+                return None;
+            }
+            *size = x as u32;
+        }
+        let shape = match (b, args.len()) {
+            (Builtin::Eye, _) => Shape::Matrix(sizes[0], sizes[0]),
+            (_, 1) => Shape::Vector(sizes[0]),
+            _ => Shape::Matrix(sizes[0], sizes[1]),
+        };
+        builtin::tensor_fits(shape).then_some(shape)
     }
 
     /// Quoted data: numbers, booleans, symbols, lists and brackets, built fresh by the program.

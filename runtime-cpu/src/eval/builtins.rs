@@ -123,7 +123,10 @@ impl<R: Real> Machine<'_, R> {
             Builtin::Eye | Builtin::Zeros | Builtin::Ones | Builtin::Iota => {
                 self.constant_tensor(b, base, nargs, node)
             }
-            Builtin::Ref => self.reference(base, nargs, node),
+            Builtin::Ref => {
+                let j = (nargs == 3).then(|| self.arg(base, 2));
+                self.reference(a0, a1, j, node)
+            }
             _ => self.apply_linalg(b, a0, a1, node),
         }
     }
@@ -340,7 +343,8 @@ impl<R: Real> Machine<'_, R> {
         Ok(f as usize)
     }
 
-    /// `eye`, `zeros`, `ones`: uniform constants.
+    /// `eye`, `zeros`, `ones`, `iota`: uniform constants, their sizes taken from the
+    /// arguments.
     fn constant_tensor(
         &mut self,
         b: Builtin,
@@ -358,14 +362,19 @@ impl<R: Real> Machine<'_, R> {
                 self.index_arg(self.arg(base, 1), name, "the size", node)? as u32,
             ),
         };
-        // At most 2^28 numbers, and fewer than 2^28 columns (what a slot's description holds).
-        if shape.len() > (1 << 28) || matches!(shape, Shape::Matrix(_, c) if c >= 1 << 28) {
+        if !crate::builtin::tensor_fits(shape) {
             return Err(self.fail(Error::Domain {
                 op: name.to_string(),
                 message: format!("{shape} is too large"),
                 span: self.span(node),
             }));
         }
+        self.tensor(b, shape, node)
+    }
+
+    /// A fresh constant tensor of `shape` (which fits) made by `b`: `eye`, `zeros`, `ones`
+    /// or `iota`.
+    pub(crate) fn tensor(&mut self, b: Builtin, shape: Shape, node: NodeId) -> EResult<Value> {
         let out = self.alloc_slot(shape, false, false, Some(node))?;
         let data = self.s.pay.get_mut(out);
         match b {
@@ -376,9 +385,13 @@ impl<R: Real> Machine<'_, R> {
                 }
             }
             Builtin::Eye => {
+                let n = match shape {
+                    Shape::Matrix(n, _) => n as usize,
+                    _ => 0,
+                };
                 data.fill(R::ZERO);
-                for i in 0..n as usize {
-                    data[i * n as usize + i] = R::ONE;
+                for i in 0..n {
+                    data[i * n + i] = R::ONE;
                 }
             }
             _ => data.fill(R::ZERO),
@@ -386,24 +399,30 @@ impl<R: Real> Machine<'_, R> {
         Ok(Value::Num(out))
     }
 
-    /// `ref v i` (an element), `ref M i` (a row), `ref M i j` (an element).
-    fn reference(&mut self, base: usize, nargs: usize, node: NodeId) -> EResult<Value> {
-        let v = self.arg(base, 0);
+    /// `ref v i` (an element), `ref M i` (a row), `ref M i j` (an element: `j` is
+    /// `Some`).
+    pub(crate) fn reference(
+        &mut self,
+        v: Value,
+        iv: Value,
+        jv: Option<Value>,
+        node: NodeId,
+    ) -> EResult<Value> {
         let src = self.num(v, "ref", node)?;
         let info = self.s.pay.info(src);
-        let i = self.index_arg(self.arg(base, 1), "ref", "the index", node)?;
-        let (first, shape, bound) = match (info.shape(), nargs) {
-            (Shape::Vector(n), 2) => (i, Shape::Scalar, (i, n as usize)),
-            (Shape::Matrix(r, c), 2) => (i * c as usize, Shape::Vector(c), (i, r as usize)),
-            (Shape::Matrix(r, c), 3) => {
-                let j = self.index_arg(self.arg(base, 2), "ref", "the index", node)?;
+        let i = self.index_arg(iv, "ref", "the index", node)?;
+        let (first, shape, bound) = match (info.shape(), jv) {
+            (Shape::Vector(n), None) => (i, Shape::Scalar, (i, n as usize)),
+            (Shape::Matrix(r, c), None) => (i * c as usize, Shape::Vector(c), (i, r as usize)),
+            (Shape::Matrix(r, c), Some(jv)) => {
+                let j = self.index_arg(jv, "ref", "the index", node)?;
                 if j >= c as usize {
                     return Err(self.out_of_range(j, c as usize, "column", node));
                 }
                 (i * c as usize + j, Shape::Scalar, (i, r as usize))
             }
             _ => {
-                let expected = if nargs == 3 {
+                let expected = if jv.is_some() {
                     "a matrix"
                 } else {
                     "a vector or a matrix"

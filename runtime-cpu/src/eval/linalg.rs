@@ -100,7 +100,7 @@ impl<R: Real> Machine<'_, R> {
     }
 
     /// `scale s X`: a number times a tensor.
-    fn scale(&mut self, a0: Value, a1: Value, node: NodeId) -> EResult<Value> {
+    pub(crate) fn scale(&mut self, a0: Value, a1: Value, node: NodeId) -> EResult<Value> {
         let name = Builtin::Scale.name();
         let Value::Num(s) = a0 else {
             return Err(self.type_error(name, "a number", a0, node));

@@ -20,7 +20,7 @@ mod reclaim;
 mod region;
 
 use crate::backward::Scratch;
-use crate::code::{Code, Node, NodeId};
+use crate::code::{Code, Node, NodeId, NO_NODE};
 use crate::error::Error;
 use crate::heap::Heap;
 use crate::mask::Masks;
@@ -263,6 +263,22 @@ impl<'c, R: Real> Machine<'c, R> {
                 let y = if op.binary() { self.eval(b, ctx)? } else { x };
                 self.linalg(op, x, y, node)
             }
+            Node::Tensor(b, shape) => self.tensor(b, shape, node),
+            Node::Scale(a, b) => {
+                let x = self.eval(a, ctx)?;
+                let y = self.eval(b, ctx)?;
+                self.scale(x, y, node)
+            }
+            Node::Ref(a, i, j) => {
+                let x = self.eval(a, ctx)?;
+                let iv = self.eval(i, ctx)?;
+                let jv = if j == NO_NODE {
+                    None
+                } else {
+                    Some(self.eval(j, ctx)?)
+                };
+                self.reference(x, iv, jv, node)
+            }
             Node::Prim(b, args) => {
                 let base = self.push_args(args, ctx)?;
                 let r = self.apply_builtin(b, base, args.len as usize, node);
@@ -381,59 +397,14 @@ impl<'c, R: Real> Machine<'c, R> {
                 Node::Global(g) => {
                     break self.read(self.s.globals[g as usize], node).map(Flow::Value)
                 }
-                Node::Unary(op, a) => {
-                    let v = match self.eval(a, ctx) {
-                        Ok(v) => v,
-                        Err(e) => break Err(e),
-                    };
-                    break self.unary(op, v, node).map(Flow::Value);
-                }
-                Node::Binary(op, a, b) => {
-                    let x = match self.eval(a, ctx) {
-                        Ok(v) => v,
-                        Err(e) => break Err(e),
-                    };
-                    let y = match self.eval(b, ctx) {
-                        Ok(v) => v,
-                        Err(e) => break Err(e),
-                    };
-                    break self.binary(op, x, y, node).map(Flow::Value);
-                }
-                Node::Compare(op, a, b) => {
-                    let x = match self.eval(a, ctx) {
-                        Ok(v) => v,
-                        Err(e) => break Err(e),
-                    };
-                    let y = match self.eval(b, ctx) {
-                        Ok(v) => v,
-                        Err(e) => break Err(e),
-                    };
-                    break self.compare(op, x, y, node).map(Flow::Value);
-                }
-                Node::Linalg(op, a, b) => {
-                    let x = match self.eval(a, ctx) {
-                        Ok(v) => v,
-                        Err(e) => break Err(e),
-                    };
-                    let y = if op.binary() {
-                        match self.eval(b, ctx) {
-                            Ok(v) => v,
-                            Err(e) => break Err(e),
-                        }
-                    } else {
-                        x
-                    };
-                    break self.linalg(op, x, y, node).map(Flow::Value);
-                }
-                Node::Prim(b, args) => {
-                    let base = match self.push_args(args, ctx) {
-                        Ok(b) => b,
-                        Err(e) => break Err(e),
-                    };
-                    let r = self.apply_builtin(b, base, args.len as usize, node);
-                    self.s.stack.truncate(base);
-                    break r.map(Flow::Value);
-                }
+                Node::Unary(..)
+                | Node::Binary(..)
+                | Node::Compare(..)
+                | Node::Linalg(..)
+                | Node::Tensor(..)
+                | Node::Scale(..)
+                | Node::Ref(..)
+                | Node::Prim(..) => break self.eval_node(node, ctx).map(Flow::Value),
                 Node::If { test, then, other } => {
                     let t = match self.eval(test, ctx) {
                         Ok(v) => v,

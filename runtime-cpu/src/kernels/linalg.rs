@@ -29,10 +29,26 @@ pub fn fma_into<R: Real>(out: &mut [R], a: &[R], b: &[R]) {
 
 /// `dot`: `out = sum_i a_i b_i`.
 pub fn dot<R: Real, W: Width>(out: &mut [R], a: &[R], b: &[R], n: usize, w: W) {
+    if W::ONE {
+        out[0] = dot_one(a, b, n);
+        return;
+    }
     out.fill(R::ZERO);
     for i in 0..n {
         fma_into(out, col(a, i, w), col(b, i, w));
     }
+}
+
+/// `sum_i a_i b_i` at one lane: a running sum in a register, in the order of the lane-wide
+/// kernels (so the same bits).
+#[inline(always)]
+fn dot_one<R: Real>(a: &[R], b: &[R], n: usize) -> R {
+    let (a, b) = (&a[..n], &b[..n]);
+    let mut acc = R::ZERO;
+    for i in 0..n {
+        acc += a[i] * b[i];
+    }
+    acc
 }
 
 /// `vsum`: `out = sum_i a_i`.
@@ -99,6 +115,19 @@ pub fn cross<R: Real, W: Width>(out: &mut [R], a: &[R], b: &[R], w: W) {
 
 /// `matvec`: `out_i = sum_j A_ij v_j` for `A` of `m x k`.
 pub fn matvec<R: Real, W: Width>(out: &mut [R], a: &[R], v: &[R], m: usize, k: usize, w: W) {
+    if W::ONE {
+        match (m, k) {
+            (2, 2) => return matvec_n::<R, 2, 2>(out, a, v),
+            (3, 3) => return matvec_n::<R, 3, 3>(out, a, v),
+            (4, 4) => return matvec_n::<R, 4, 4>(out, a, v),
+            _ => {
+                for i in 0..m {
+                    out[i] = dot_one(&a[i * k..(i + 1) * k], v, k);
+                }
+                return;
+            }
+        }
+    }
     out.fill(R::ZERO);
     for i in 0..m {
         let o = col_mut(out, i, w);
@@ -118,6 +147,26 @@ pub fn matmul<R: Real, W: Width>(
     n: usize,
     w: W,
 ) {
+    if W::ONE {
+        match (m, k, n) {
+            (2, 2, 2) => return matmul_n::<R, 2, 2, 2>(out, a, b),
+            (3, 3, 3) => return matmul_n::<R, 3, 3, 3>(out, a, b),
+            (4, 4, 4) => return matmul_n::<R, 4, 4, 4>(out, a, b),
+            _ => {
+                let (out, a, b) = (&mut out[..m * n], &a[..m * k], &b[..k * n]);
+                for i in 0..m {
+                    for j in 0..n {
+                        let mut acc = R::ZERO;
+                        for p in 0..k {
+                            acc += a[i * k + p] * b[p * n + j];
+                        }
+                        out[i * n + j] = acc;
+                    }
+                }
+                return;
+            }
+        }
+    }
     out.fill(R::ZERO);
     for i in 0..m {
         for j in 0..n {
@@ -125,6 +174,39 @@ pub fn matmul<R: Real, W: Width>(
             for p in 0..k {
                 fma_into(o, col(a, i * k + p, w), col(b, p * n + j, w));
             }
+        }
+    }
+}
+
+/// [`matvec`] at one lane for an `M x K` matrix known when compiled: unrolled, each sum
+/// in a register, summed in the same order as the general kernel (so the same bits).
+#[inline(always)]
+fn matvec_n<R: Real, const M: usize, const K: usize>(out: &mut [R], a: &[R], v: &[R]) {
+    let (out, a, v) = (&mut out[..M], &a[..M * K], &v[..K]);
+    for i in 0..M {
+        let mut acc = R::ZERO;
+        for j in 0..K {
+            acc += a[i * K + j] * v[j];
+        }
+        out[i] = acc;
+    }
+}
+
+/// [`matmul`] at one lane for sizes known when compiled, as [`matvec_n`].
+#[inline(always)]
+fn matmul_n<R: Real, const M: usize, const K: usize, const N: usize>(
+    out: &mut [R],
+    a: &[R],
+    b: &[R],
+) {
+    let (out, a, b) = (&mut out[..M * N], &a[..M * K], &b[..K * N]);
+    for i in 0..M {
+        for j in 0..N {
+            let mut acc = R::ZERO;
+            for p in 0..K {
+                acc += a[i * K + p] * b[p * N + j];
+            }
+            out[i * N + j] = acc;
         }
     }
 }
@@ -256,5 +338,63 @@ pub fn solve<R: Real, W: Width>(
                 out[(i * k + j) * l + lane] = s.col[i];
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernels::{Lanes, One};
+
+    /// Numbers of mixed signs and magnitudes, so that a different summation order rounds
+    /// differently.
+    fn numbers<R: Real>(n: usize, seed: u64) -> Vec<R> {
+        let mut s = seed;
+        (0..n)
+            .map(|_| {
+                s = s
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let u = (s >> 11) as f64 / (1u64 << 53) as f64;
+                R::from_f64((u - 0.5) * 10f64.powi((s % 7) as i32 - 3))
+            })
+            .collect()
+    }
+
+    fn bits<R: Real>(v: &[R]) -> Vec<u64> {
+        v.iter().map(|x| x.to_f64().to_bits()).collect()
+    }
+
+    /// The one-lane kernels (fixed sizes and register sums) give the general kernels' bits.
+    fn one_lane_matches<R: Real>() {
+        for (m, k, n) in [
+            (2, 2, 2),
+            (3, 3, 3),
+            (4, 4, 4),
+            (2, 3, 4),
+            (5, 1, 3),
+            (1, 6, 1),
+        ] {
+            let a = numbers::<R>(m * k, 1 + m as u64);
+            let b = numbers::<R>(k * n, 7 + k as u64);
+            let (mut fast, mut slow) = (vec![R::ZERO; m * n], vec![R::ZERO; m * n]);
+            matmul(&mut fast, &a, &b, m, k, n, One);
+            matmul(&mut slow, &a, &b, m, k, n, Lanes(1));
+            assert_eq!(bits(&fast), bits(&slow), "matmul {m}x{k} by {k}x{n}");
+            let (mut fast, mut slow) = (vec![R::ZERO; m], vec![R::ZERO; m]);
+            matvec(&mut fast, &a, &b[..k], m, k, One);
+            matvec(&mut slow, &a, &b[..k], m, k, Lanes(1));
+            assert_eq!(bits(&fast), bits(&slow), "matvec {m}x{k}");
+            let (mut fast, mut slow) = ([R::ZERO], [R::ZERO]);
+            dot(&mut fast, &a, &b, k.min(m * k), One);
+            dot(&mut slow, &a, &b, k.min(m * k), Lanes(1));
+            assert_eq!(bits(&fast), bits(&slow), "dot {k}");
+        }
+    }
+
+    #[test]
+    fn one_lane_kernels_give_the_general_bits() {
+        one_lane_matches::<f64>();
+        one_lane_matches::<f32>();
     }
 }
