@@ -255,33 +255,7 @@ impl<R: Real> Session<R> {
             }
         }
         let mut grads = std::mem::take(&mut out.grads);
-        grads.truncate(wrt.len());
-        for (k, &i) in wrt.iter().enumerate() {
-            let w = program.inputs().nth(i as usize).expect("an input's index");
-            let (shape, uniform) = match bindings.at(inputs[i as usize].binding as usize) {
-                Binding::Uniform(t) => (t.shape, true),
-                Binding::Lanes { shape, .. } => (*shape, false),
-            };
-            if k == grads.len() {
-                grads.push(Gradient {
-                    name: String::new(),
-                    shape,
-                    uniform,
-                    per_lane: Vec::new(),
-                    sum: Vec::new(),
-                });
-            }
-            let g = &mut grads[k];
-            if g.name != w {
-                g.name.clear();
-                g.name.push_str(w);
-            }
-            (g.shape, g.uniform) = (shape, uniform);
-            g.per_lane.clear();
-            g.per_lane.resize(lanes * shape.len(), f64::NAN);
-            g.sum.clear();
-            g.sum.resize(shape.len(), 0.0);
-        }
+        prepare_grads(&mut grads, program, bindings, inputs, wrt, lanes);
         // Every lane is resolved below, so neither the placeholder nor a previous run's value
         // survives: only lanes the previous run did not have need one.
         let mut values = std::mem::take(&mut out.values);
@@ -357,20 +331,7 @@ impl<R: Real> Session<R> {
             self.pools.spare.push(group);
         }
         self.pools.queue = queue;
-        // Each element's sum over the lanes that have a value, in lane order, in a register.
-        for g in &mut grads {
-            let n = g.shape.len();
-            for e in 0..n {
-                let mut sum = g.sum[e];
-                let lane_grads = g.per_lane[e..].iter().step_by(n);
-                for (v, x) in values.iter().zip(lane_grads) {
-                    if v.is_ok() {
-                        sum += x;
-                    }
-                }
-                g.sum[e] = sum;
-            }
-        }
+        sum_grads(&mut grads, &values);
         *out = Outcome {
             lanes,
             values,
@@ -614,6 +575,82 @@ impl<R: Real> Session<R> {
             self.adj.take_clean(&info, buf);
         }
         false
+    }
+}
+
+/// Sizes `grads` for the gradients of `wrt` on `lanes` lanes: NaN on every lane until a walk
+/// writes it, a zero sum.
+#[inline(always)]
+fn prepare_grads(
+    grads: &mut Vec<Gradient>,
+    program: &Program,
+    bindings: &Bindings,
+    inputs: &[Input],
+    wrt: &[u32],
+    lanes: usize,
+) {
+    grads.truncate(wrt.len());
+    for (k, &i) in wrt.iter().enumerate() {
+        let w = program.inputs().nth(i as usize).expect("an input's index");
+        let (shape, uniform) = match bindings.at(inputs[i as usize].binding as usize) {
+            Binding::Uniform(t) => (t.shape, true),
+            Binding::Lanes { shape, .. } => (*shape, false),
+        };
+        if k == grads.len() {
+            grads.push(Gradient {
+                name: String::new(),
+                shape,
+                uniform,
+                per_lane: Vec::new(),
+                sum: Vec::new(),
+            });
+        }
+        let g = &mut grads[k];
+        if g.name != w {
+            g.name.clear();
+            g.name.push_str(w);
+        }
+        (g.shape, g.uniform) = (shape, uniform);
+        g.per_lane.clear();
+        g.per_lane.resize(lanes * shape.len(), f64::NAN);
+        g.sum.clear();
+        g.sum.resize(shape.len(), 0.0);
+    }
+}
+
+/// Each element's sum over the lanes that have a value, in lane order.
+#[inline(always)]
+fn sum_grads(grads: &mut [Gradient], values: &[std::result::Result<LaneValue, Error>]) {
+    let every = values.iter().all(|v| v.is_ok());
+    for g in grads {
+        match g.shape.len() {
+            0 => {}
+            // One number per lane: summed in a register.
+            1 => {
+                let mut sum = g.sum[0];
+                if every {
+                    for &x in &g.per_lane {
+                        sum += x;
+                    }
+                } else {
+                    for (v, &x) in values.iter().zip(&g.per_lane) {
+                        if v.is_ok() {
+                            sum += x;
+                        }
+                    }
+                }
+                g.sum[0] = sum;
+            }
+            n => {
+                for (v, lane) in values.iter().zip(g.per_lane.chunks_exact(n)) {
+                    if every || v.is_ok() {
+                        for (s, &x) in g.sum.iter_mut().zip(lane) {
+                            *s += x;
+                        }
+                    }
+                }
+            }
+        }
     }
 }
 
