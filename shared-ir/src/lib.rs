@@ -24,6 +24,6 @@ mod shape;
 pub mod vmath;
 
 pub use linalg::{LinalgOp, Operand, ShapeFault};
-pub use op::{BinaryOp, CompareOp, UnaryOp};
+pub use op::{pow, BinaryOp, CompareOp, UnaryOp};
 pub use real::Real;
 pub use shape::Shape;

@@ -149,6 +149,21 @@ pub enum BinaryOp {
     Remainder,
 }
 
+/// `a^b`, as every runtime computes it: `a` for the exponent 1 and `a * a` for 2 (exact, and
+/// correctly rounded where a libm `pow` may be an ulp off), `powf` for any other exponent.
+/// The region shader's `powf` (`shaders/wgsl/region.wgsl`) has the same two cases.
+#[inline(always)]
+#[allow(clippy::float_cmp)]
+pub fn pow<R: Real>(a: R, b: R) -> R {
+    if b == R::ONE {
+        a
+    } else if b == R::ONE + R::ONE {
+        a * a
+    } else {
+        a.powf(b)
+    }
+}
+
 impl BinaryOp {
     /// Every binary op, for tests that sweep the set.
     pub const ALL: [BinaryOp; 9] = [
@@ -186,7 +201,7 @@ impl BinaryOp {
             BinaryOp::Sub => a - b,
             BinaryOp::Mul => a * b,
             BinaryOp::Div => a / b,
-            BinaryOp::Pow => a.powf(b),
+            BinaryOp::Pow => pow(a, b),
             BinaryOp::Min => {
                 if b < a {
                     b
@@ -228,7 +243,7 @@ impl BinaryOp {
                 let da = if b == R::ZERO {
                     R::ZERO
                 } else {
-                    b * a.powf(b - R::ONE)
+                    b * pow(a, b - R::ONE)
                 };
                 let db = if a == R::ZERO && b >= R::ZERO {
                     R::ZERO
@@ -381,5 +396,38 @@ mod tests {
         assert!((UnaryOp::LogProtected.apply(-1.0f64) - (1e-8f64).ln()).abs() < 1e-12);
         assert_eq!(UnaryOp::LogProtected.derivative(-1.0f64, 0.0), 0.0);
         assert!(UnaryOp::Sqrt.apply(-1.0f64).is_nan());
+    }
+
+    /// `pow`'s exponents 1 and 2 give what IEEE `pow` gives at the edges, `a * a` (the correctly
+    /// rounded square) elsewhere, and the other exponents `powf` itself.
+    #[test]
+    fn pow_is_exact_for_the_exponents_one_and_two() {
+        let same = |x: f64, y: f64| (x.is_nan() && y.is_nan()) || x.to_bits() == y.to_bits();
+        let edges = [0.0, -0.0, 1.0, -1.0, 0.5, -2.5, 1e-200, 1e200, 5e-324];
+        let more = [
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+            1.7275322423133492,
+        ];
+        for a in edges.into_iter().chain(more) {
+            assert!(same(pow(a, 1.0), a.powf(1.0)), "pow({a}, 1)");
+            assert!(same(pow(a, 1.0), a), "pow({a}, 1)");
+            assert!(same(pow(a, 2.0), a * a), "pow({a}, 2)");
+            if a.is_nan() || a.is_infinite() || a == 0.0 || a.abs() == 1.0 {
+                assert!(same(pow(a, 2.0), a.powf(2.0)), "pow({a}, 2) at an edge");
+            }
+            for b in [0.0, -1.0, 0.5, 3.0, -2.0, f64::NAN] {
+                assert!(same(pow(a, b), a.powf(b)), "pow({a}, {b})");
+            }
+            let a32 = a as f32;
+            assert!(
+                same(f64::from(pow(a32, 2.0)), f64::from(a32 * a32)),
+                "f32 pow({a}, 2)"
+            );
+        }
+        // The derivative of a square is `2 a` exactly.
+        let (da, _) = BinaryOp::Pow.partials(1.3, 2.0, pow(1.3, 2.0));
+        assert_eq!(da, 2.0 * 1.3);
     }
 }

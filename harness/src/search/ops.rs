@@ -125,7 +125,7 @@ impl Op {
             Op::Sub => a - b,
             Op::Mul => a * b,
             Op::Div => a / b,
-            Op::Pow => a.powf(b),
+            Op::Pow => shared_ir::pow(a, b),
             Op::Min => a.min(b),
             Op::Max => a.max(b),
             Op::Sin => a.sin(),

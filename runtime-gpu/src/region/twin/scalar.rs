@@ -60,6 +60,12 @@ pub(super) fn powf<R: Real>(a: R, b: R) -> R {
     if b == R::ZERO || a == R::ONE {
         return R::ONE;
     }
+    if b == R::ONE {
+        return a;
+    }
+    if b == R::ONE + R::ONE {
+        return a * a;
+    }
     if b.is_nan() {
         return R::NAN;
     }
