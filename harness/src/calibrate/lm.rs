@@ -7,7 +7,7 @@
 //! cannot be evaluated.
 
 use super::workers::Evaluator;
-use super::{project, FitResult, LaneResults, Loss, Problem, RestartResult, Settings};
+use super::{project, FitResult, Lanes, Loss, Problem, RestartResult, Settings};
 
 /// Levenberg-Marquardt settings.
 #[derive(Copy, Clone, Debug, PartialEq)]
@@ -42,9 +42,64 @@ pub struct Normal {
 /// The normal equations of each restart, or why its lanes could not give them.
 pub type PerRestartNormal = Vec<Result<Normal, String>>;
 
+/// A restart's sums over `rows` in row order: the squared residuals, the lower triangle of
+/// `J^T J` (row-major, `k * k`) and `J^T r`; `y(i)` is row `i`'s value, `grads[j][i]` its
+/// gradient in parameter `j` (zero for a parameter past `grads`).
+type Sums = (f64, Vec<f64>, Vec<f64>);
+
+/// [`sums_any`] for `K` parameters, the row and the sums in registers.
+fn sums<const K: usize>(
+    grads: &[&[f64]],
+    rows: &[f64],
+    y: impl Fn(usize) -> Result<f64, String>,
+) -> Result<Sums, String> {
+    let g: [&[f64]; K] = std::array::from_fn(|j| &grads[j][..rows.len()]);
+    let mut loss = 0.0;
+    let mut jtj = [[0.0f64; K]; K];
+    let mut jtr = [0.0f64; K];
+    for (i, &t) in rows.iter().enumerate() {
+        let res = y(i)? - t;
+        loss += res * res;
+        let row: [f64; K] = std::array::from_fn(|j| g[j][i]);
+        for a in 0..K {
+            jtr[a] += row[a] * res;
+            for b in 0..=a {
+                jtj[a][b] += row[a] * row[b];
+            }
+        }
+    }
+    Ok((loss, jtj.iter().flatten().copied().collect(), jtr.to_vec()))
+}
+
+fn sums_any(
+    k: usize,
+    grads: &[&[f64]],
+    rows: &[f64],
+    y: impl Fn(usize) -> Result<f64, String>,
+) -> Result<Sums, String> {
+    let mut loss = 0.0;
+    let mut jtj = vec![0.0; k * k];
+    let mut jtr = vec![0.0; k];
+    let mut row = vec![0.0; k];
+    for (i, &t) in rows.iter().enumerate() {
+        let res = y(i)? - t;
+        loss += res * res;
+        for (x, g) in row.iter_mut().zip(grads) {
+            *x = g[i];
+        }
+        for a in 0..k {
+            jtr[a] += row[a] * res;
+            for b in 0..=a {
+                jtj[a * k + b] += row[a] * row[b];
+            }
+        }
+    }
+    Ok((loss, jtj, jtr))
+}
+
 /// Each restart's normal equations from its lanes' values and gradients (lane `r * N + i` is
 /// row `i` of restart `r`), summed in row order.
-pub fn normals(problem: &Problem, lanes: &LaneResults, restarts: usize) -> PerRestartNormal {
+pub(crate) fn normals(problem: &Problem, lanes: &impl Lanes, restarts: usize) -> PerRestartNormal {
     let n = problem.rows();
     let k = problem.params.len();
     let Loss::Mse(target) = &problem.loss else {
@@ -55,25 +110,24 @@ pub fn normals(problem: &Problem, lanes: &LaneResults, restarts: usize) -> PerRe
     };
     (0..restarts)
         .map(|r| {
-            let mut loss = 0.0;
-            let mut jtj = vec![0.0; k * k];
-            let mut jtr = vec![0.0; k];
-            let mut row = vec![0.0; k];
-            for (i, t) in target.iter().enumerate().take(n) {
-                let lane = r * n + i;
-                let f = lanes.values[lane].clone()?;
-                let res = f - t;
-                loss += res * res;
-                for (j, g) in lanes.grads.iter().enumerate() {
-                    row[j] = g[lane];
-                }
-                for a in 0..k {
-                    jtr[a] += row[a] * res;
-                    for b in 0..=a {
-                        jtj[a * k + b] += row[a] * row[b];
-                    }
-                }
-            }
+            let first = r * n;
+            let rows = &target[..n.min(target.len())];
+            let grads: Vec<&[f64]> = (0..lanes.grads())
+                .map(|j| lanes.grad_run(j, first..first + n))
+                .collect();
+            let y = |i: usize| match lanes.number(first + i) {
+                Some(f) => Ok(f),
+                None => lanes.value(first + i),
+            };
+            let (loss, mut jtj, jtr) = match (k, grads.len() == k) {
+                (1, true) => sums::<1>(&grads, rows, y)?,
+                (2, true) => sums::<2>(&grads, rows, y)?,
+                (3, true) => sums::<3>(&grads, rows, y)?,
+                (4, true) => sums::<4>(&grads, rows, y)?,
+                (5, true) => sums::<5>(&grads, rows, y)?,
+                (6, true) => sums::<6>(&grads, rows, y)?,
+                _ => sums_any(k, &grads, rows, y)?,
+            };
             for a in 0..k {
                 for b in 0..a {
                     jtj[b * k + a] = jtj[a * k + b];

@@ -216,9 +216,29 @@ pub fn evaluate<R: Real>(
     })
 }
 
+/// The least-squares normal equations of every restart, read straight from the session's
+/// outcome (the same numbers as [`lm::normals`] of [`evaluate_all`], without copying every
+/// lane first).
+pub(crate) fn normals<R: Real>(
+    session: &mut Session<R>,
+    problem: &Problem,
+    p: &[Vec<f64>],
+    limits: Limits,
+    lane_block: usize,
+) -> lm::PerRestartNormal {
+    let lanes = 0..p.len() * problem.rows();
+    let layout = Layout::new(p, lanes, limits, lane_block, true);
+    rebind::with_run(problem, p, &layout, |b, opts| {
+        match session.run(&problem.program, b, opts) {
+            Ok(out) => lm::normals(problem, &OutcomeLanes::new(problem, out, true), p.len()),
+            Err(e) => vec![Err(e.to_string()); p.len()],
+        }
+    })
+}
+
 /// What a restart's loss reads of an evaluation: each lane's value, and each parameter's
 /// gradient on each lane (none without gradients).
-trait Lanes {
+pub(crate) trait Lanes {
     /// The lane's value, or why it has none.
     fn value(&self, lane: usize) -> Result<f64, String>;
     /// The lane's value when it is a number (no message built otherwise).

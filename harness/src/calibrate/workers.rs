@@ -91,6 +91,16 @@ impl<R: Real> Evaluator for Session<R> {
         super::evaluate(self, problem, p, limits, lane_block, with_grad)
     }
 
+    fn normals(
+        &mut self,
+        problem: &Problem,
+        p: &[Vec<f64>],
+        limits: Limits,
+        lane_block: usize,
+    ) -> PerRestartNormal {
+        super::normals(self, problem, p, limits, lane_block)
+    }
+
     fn each<T: Send>(
         &mut self,
         n: usize,
@@ -123,6 +133,13 @@ impl<R: Real> Workers<R> {
     /// The number of workers.
     pub fn threads(&self) -> usize {
         self.sessions.len()
+    }
+
+    /// True when the restarts `p` are walked by one session: one walk of every lane (the GPU),
+    /// a single block, or a single worker.
+    fn one_walk(&self, problem: &Problem, p: &[Vec<f64>], lane_block: usize) -> bool {
+        let lanes = p.len() * problem.rows();
+        lane_block == 0 || lanes <= lane_block || self.sessions.len() == 1
     }
 
     /// Where the numeric regions of every worker's walks ran.
@@ -164,9 +181,7 @@ impl<R: Real> Evaluator for Workers<R> {
         lane_block: usize,
         with_grad: bool,
     ) -> LaneResults {
-        let lanes = p.len() * problem.rows();
-        if lane_block == 0 || lanes <= lane_block || self.sessions.len() == 1 {
-            // One walk of every lane (the GPU), a single block, or a single worker.
+        if self.one_walk(problem, p, lane_block) {
             return evaluate_all(
                 session(&mut self.sessions[0]),
                 problem,
@@ -177,6 +192,7 @@ impl<R: Real> Evaluator for Workers<R> {
             );
         }
         // A job is one lane block, the blocks one walk of every lane would make.
+        let lanes = p.len() * problem.rows();
         let parts = self.each(lanes.div_ceil(lane_block), &|j, s| {
             let mine = j * lane_block..((j + 1) * lane_block).min(lanes);
             evaluate_lanes(s, problem, p, mine, limits, lane_block, with_grad)
@@ -186,6 +202,26 @@ impl<R: Real> Evaluator for Workers<R> {
             all.extend(part);
         }
         all
+    }
+
+    fn normals(
+        &mut self,
+        problem: &Problem,
+        p: &[Vec<f64>],
+        limits: Limits,
+        lane_block: usize,
+    ) -> PerRestartNormal {
+        if self.one_walk(problem, p, lane_block) {
+            return super::normals(
+                session(&mut self.sessions[0]),
+                problem,
+                p,
+                limits,
+                lane_block,
+            );
+        }
+        let all = self.lanes(problem, p, limits, lane_block, true);
+        normals(problem, &all, p.len())
     }
 
     fn each<T: Send>(
