@@ -27,16 +27,76 @@ pub fn fma_into<R: Real>(out: &mut [R], a: &[R], b: &[R]) {
     }
 }
 
+/// `out[lane] = sum_p x_p[lane] * y_p[lane]` over the `k` pairs of columns `term(p)` (each
+/// `out.len()` lanes), in the order of `p`: the bits of zeroing `out` and adding one term a
+/// pass, in one pass over `out`.
+#[inline(always)]
+fn sum_products<'a, R: Real + 'a>(
+    out: &mut [R],
+    k: usize,
+    term: impl Fn(usize) -> (&'a [R], &'a [R]),
+) {
+    products::<R, false>(out, k, term);
+}
+
+/// `out[lane] += sum_p x_p[lane] * y_p[lane]`, the terms added to `out` in the order of `p`
+/// (the bits of one [`fma_into`] a term).
+#[inline(always)]
+pub fn add_products<'a, R: Real + 'a>(
+    out: &mut [R],
+    k: usize,
+    term: impl Fn(usize) -> (&'a [R], &'a [R]),
+) {
+    products::<R, true>(out, k, term);
+}
+
+/// [`sum_products`] (from zero) or [`add_products`] (from `out`, `ADD`): for up to four terms
+/// each lane's sum in a register (the terms unrolled, the loop over lanes vectorised), for
+/// more one pass over `out` a term.
+#[inline(always)]
+fn products<'a, R: Real + 'a, const ADD: bool>(
+    out: &mut [R],
+    k: usize,
+    term: impl Fn(usize) -> (&'a [R], &'a [R]),
+) {
+    match k {
+        1 => products_k::<R, 1, ADD>(out, std::array::from_fn(&term)),
+        2 => products_k::<R, 2, ADD>(out, std::array::from_fn(&term)),
+        3 => products_k::<R, 3, ADD>(out, std::array::from_fn(&term)),
+        4 => products_k::<R, 4, ADD>(out, std::array::from_fn(&term)),
+        _ => {
+            if !ADD {
+                out.fill(R::ZERO);
+            }
+            for p in 0..k {
+                let (x, y) = term(p);
+                fma_into(out, x, y);
+            }
+        }
+    }
+}
+
+/// [`products`] of `K` terms known when compiled.
+#[inline(always)]
+fn products_k<R: Real, const K: usize, const ADD: bool>(out: &mut [R], terms: [(&[R], &[R]); K]) {
+    let l = out.len();
+    let terms = terms.map(|(x, y)| (&x[..l], &y[..l]));
+    for lane in 0..l {
+        let mut acc = if ADD { out[lane] } else { R::ZERO };
+        for (x, y) in &terms {
+            acc += x[lane] * y[lane];
+        }
+        out[lane] = acc;
+    }
+}
+
 /// `dot`: `out = sum_i a_i b_i`.
 pub fn dot<R: Real, W: Width>(out: &mut [R], a: &[R], b: &[R], n: usize, w: W) {
     if W::ONE {
         out[0] = dot_one(a, b, n);
         return;
     }
-    out.fill(R::ZERO);
-    for i in 0..n {
-        fma_into(out, col(a, i, w), col(b, i, w));
-    }
+    sum_products(&mut out[..w.get()], n, |i| (col(a, i, w), col(b, i, w)));
 }
 
 /// `sum_i a_i b_i` at one lane: a running sum in a register, in the order of the lane-wide
@@ -128,12 +188,10 @@ pub fn matvec<R: Real, W: Width>(out: &mut [R], a: &[R], v: &[R], m: usize, k: u
             }
         }
     }
-    out.fill(R::ZERO);
     for i in 0..m {
-        let o = col_mut(out, i, w);
-        for j in 0..k {
-            fma_into(o, col(a, i * k + j, w), col(v, j, w));
-        }
+        sum_products(col_mut(out, i, w), k, |j| {
+            (col(a, i * k + j, w), col(v, j, w))
+        });
     }
 }
 
@@ -167,13 +225,10 @@ pub fn matmul<R: Real, W: Width>(
             }
         }
     }
-    out.fill(R::ZERO);
     for i in 0..m {
         for j in 0..n {
             let o = col_mut(out, i * n + j, w);
-            for p in 0..k {
-                fma_into(o, col(a, i * k + p, w), col(b, p * n + j, w));
-            }
+            sum_products(o, k, |p| (col(a, i * k + p, w), col(b, p * n + j, w)));
         }
     }
 }

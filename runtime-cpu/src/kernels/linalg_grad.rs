@@ -1,7 +1,7 @@
 //! Vector and matrix kernels, reverse. Each function adds one operand's adjoint contribution
 //! into `adj` (element-major, `l` lanes), keeping only the lanes the gate passes.
 
-use super::linalg::{col, col_mut, fma_into};
+use super::linalg::{add_products, col, col_mut, fma_into};
 use super::lu::{self, LuScratch};
 use super::{accumulate, Gate, Width};
 
@@ -212,9 +212,7 @@ pub fn matvec_vector<R: Real, G: Gate, W: Width>(
     let t = column(tmp, w);
     for j in 0..k {
         accumulate(col_mut(adj, j, w), t, gate, |ad| {
-            for i in 0..m {
-                fma_into(ad, col(a, i * k + j, w), col(g, i, w));
-            }
+            add_products(ad, m, |i| (col(a, i * k + j, w), col(g, i, w)));
         });
     }
 }
@@ -249,9 +247,7 @@ pub fn matmul_left<R: Real, G: Gate, W: Width>(
     for i in 0..m {
         for p in 0..k {
             accumulate(col_mut(adj, i * k + p, w), t, gate, |ad| {
-                for j in 0..n {
-                    fma_into(ad, col(g, i * n + j, w), col(b, p * n + j, w));
-                }
+                add_products(ad, n, |j| (col(g, i * n + j, w), col(b, p * n + j, w)));
             });
         }
     }
@@ -287,9 +283,7 @@ pub fn matmul_right<R: Real, G: Gate, W: Width>(
     for p in 0..k {
         for j in 0..n {
             accumulate(col_mut(adj, p * n + j, w), t, gate, |ad| {
-                for i in 0..m {
-                    fma_into(ad, col(a, i * k + p, w), col(g, i * n + j, w));
-                }
+                add_products(ad, m, |i| (col(a, i * k + p, w), col(g, i * n + j, w)));
             });
         }
     }
