@@ -47,28 +47,17 @@ pub type PerRestartNormal = Vec<Result<Normal, String>>;
 /// gradient in parameter `j` (zero for a parameter past `grads`).
 type Sums = (f64, Vec<f64>, Vec<f64>);
 
-/// [`sums_any`] for `K` parameters, the row and the sums in registers.
+/// [`sums_any`] for `K` parameters known when compiled: the row and the sums in registers.
 fn sums<const K: usize>(
     grads: &[&[f64]],
     rows: &[f64],
     y: impl Fn(usize) -> Result<f64, String>,
 ) -> Result<Sums, String> {
+    // Each column cut to the rows, so that reading it needs no bounds check.
     let g: [&[f64]; K] = std::array::from_fn(|j| &grads[j][..rows.len()]);
-    let mut loss = 0.0;
-    let mut jtj = [[0.0f64; K]; K];
-    let mut jtr = [0.0f64; K];
-    for (i, &t) in rows.iter().enumerate() {
-        let res = y(i)? - t;
-        loss += res * res;
-        let row: [f64; K] = std::array::from_fn(|j| g[j][i]);
-        for a in 0..K {
-            jtr[a] += row[a] * res;
-            for b in 0..=a {
-                jtj[a][b] += row[a] * row[b];
-            }
-        }
-    }
-    Ok((loss, jtj.iter().flatten().copied().collect(), jtr.to_vec()))
+    let (mut jtj, mut jtr, mut row) = ([[0.0f64; K]; K], [0.0f64; K], [0.0f64; K]);
+    let loss = add_rows(&g, rows, y, jtj.as_flattened_mut(), &mut jtr, &mut row)?;
+    Ok((loss, jtj.as_flattened().to_vec(), jtr.to_vec()))
 }
 
 fn sums_any(
@@ -77,10 +66,24 @@ fn sums_any(
     rows: &[f64],
     y: impl Fn(usize) -> Result<f64, String>,
 ) -> Result<Sums, String> {
+    let (mut jtj, mut jtr, mut row) = (vec![0.0; k * k], vec![0.0; k], vec![0.0; k]);
+    let loss = add_rows(grads, rows, y, &mut jtj, &mut jtr, &mut row)?;
+    Ok((loss, jtj, jtr))
+}
+
+/// Adds every row's terms to `jtj` (`k * k`, its lower triangle) and `jtr` (`k`, the length
+/// of `row`), in row order; returns the sum of the squared residuals.
+#[inline(always)]
+fn add_rows(
+    grads: &[&[f64]],
+    rows: &[f64],
+    y: impl Fn(usize) -> Result<f64, String>,
+    jtj: &mut [f64],
+    jtr: &mut [f64],
+    row: &mut [f64],
+) -> Result<f64, String> {
+    let k = row.len();
     let mut loss = 0.0;
-    let mut jtj = vec![0.0; k * k];
-    let mut jtr = vec![0.0; k];
-    let mut row = vec![0.0; k];
     for (i, &t) in rows.iter().enumerate() {
         let res = y(i)? - t;
         loss += res * res;
@@ -94,7 +97,7 @@ fn sums_any(
             }
         }
     }
-    Ok((loss, jtj, jtr))
+    Ok(loss)
 }
 
 /// Each restart's normal equations from its lanes' values and gradients (lane `r * N + i` is

@@ -176,17 +176,14 @@ pub fn cross<R: Real, W: Width>(out: &mut [R], a: &[R], b: &[R], w: W) {
 /// `matvec`: `out_i = sum_j A_ij v_j` for `A` of `m x k`.
 pub fn matvec<R: Real, W: Width>(out: &mut [R], a: &[R], v: &[R], m: usize, k: usize, w: W) {
     if W::ONE {
+        // The common sizes as constants, so that each is unrolled.
         match (m, k) {
-            (2, 2) => return matvec_n::<R, 2, 2>(out, a, v),
-            (3, 3) => return matvec_n::<R, 3, 3>(out, a, v),
-            (4, 4) => return matvec_n::<R, 4, 4>(out, a, v),
-            _ => {
-                for i in 0..m {
-                    out[i] = dot_one(&a[i * k..(i + 1) * k], v, k);
-                }
-                return;
-            }
+            (2, 2) => matvec_one(out, a, v, 2, 2),
+            (3, 3) => matvec_one(out, a, v, 3, 3),
+            (4, 4) => matvec_one(out, a, v, 4, 4),
+            _ => matvec_one(out, a, v, m, k),
         }
+        return;
     }
     for i in 0..m {
         sum_products(col_mut(out, i, w), k, |j| {
@@ -207,23 +204,12 @@ pub fn matmul<R: Real, W: Width>(
 ) {
     if W::ONE {
         match (m, k, n) {
-            (2, 2, 2) => return matmul_n::<R, 2, 2, 2>(out, a, b),
-            (3, 3, 3) => return matmul_n::<R, 3, 3, 3>(out, a, b),
-            (4, 4, 4) => return matmul_n::<R, 4, 4, 4>(out, a, b),
-            _ => {
-                let (out, a, b) = (&mut out[..m * n], &a[..m * k], &b[..k * n]);
-                for i in 0..m {
-                    for j in 0..n {
-                        let mut acc = R::ZERO;
-                        for p in 0..k {
-                            acc += a[i * k + p] * b[p * n + j];
-                        }
-                        out[i * n + j] = acc;
-                    }
-                }
-                return;
-            }
+            (2, 2, 2) => matmul_one(out, a, b, 2, 2, 2),
+            (3, 3, 3) => matmul_one(out, a, b, 3, 3, 3),
+            (4, 4, 4) => matmul_one(out, a, b, 4, 4, 4),
+            _ => matmul_one(out, a, b, m, k, n),
         }
+        return;
     }
     for i in 0..m {
         for j in 0..n {
@@ -233,35 +219,26 @@ pub fn matmul<R: Real, W: Width>(
     }
 }
 
-/// [`matvec`] at one lane for an `M x K` matrix known when compiled: unrolled, each sum
-/// in a register, summed in the same order as the general kernel (so the same bits).
+/// [`matvec`] at one lane: each sum in a register, in the order of the lane-wide kernel (so
+/// the same bits).
 #[inline(always)]
-fn matvec_n<R: Real, const M: usize, const K: usize>(out: &mut [R], a: &[R], v: &[R]) {
-    let (out, a, v) = (&mut out[..M], &a[..M * K], &v[..K]);
-    for i in 0..M {
-        let mut acc = R::ZERO;
-        for j in 0..K {
-            acc += a[i * K + j] * v[j];
-        }
-        out[i] = acc;
+fn matvec_one<R: Real>(out: &mut [R], a: &[R], v: &[R], m: usize, k: usize) {
+    for i in 0..m {
+        out[i] = dot_one(&a[i * k..(i + 1) * k], v, k);
     }
 }
 
-/// [`matmul`] at one lane for sizes known when compiled, as [`matvec_n`].
+/// [`matmul`] at one lane, as [`matvec_one`].
 #[inline(always)]
-fn matmul_n<R: Real, const M: usize, const K: usize, const N: usize>(
-    out: &mut [R],
-    a: &[R],
-    b: &[R],
-) {
-    let (out, a, b) = (&mut out[..M * N], &a[..M * K], &b[..K * N]);
-    for i in 0..M {
-        for j in 0..N {
+fn matmul_one<R: Real>(out: &mut [R], a: &[R], b: &[R], m: usize, k: usize, n: usize) {
+    let (out, a, b) = (&mut out[..m * n], &a[..m * k], &b[..k * n]);
+    for i in 0..m {
+        for j in 0..n {
             let mut acc = R::ZERO;
-            for p in 0..K {
-                acc += a[i * K + p] * b[p * N + j];
+            for p in 0..k {
+                acc += a[i * k + p] * b[p * n + j];
             }
-            out[i * N + j] = acc;
+            out[i * n + j] = acc;
         }
     }
 }
