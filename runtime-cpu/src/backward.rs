@@ -84,6 +84,12 @@ impl<R: Real> Adjoints<R> {
             out.fill(0.0);
             return;
         }
+        if let [d] = out {
+            // One number (one lane of a scalar): no loop.
+            *d = self.data[o].to_f64();
+            self.data[o] = R::ZERO;
+            return;
+        }
         let src = &mut self.data[o..o + out.len()];
         for (d, a) in out.iter_mut().zip(src.iter_mut()) {
             *d = a.to_f64();

@@ -161,7 +161,20 @@ impl Bindings {
     /// lane, its shape on one lane, and its numbers (lane after lane when per lane). The
     /// shape and the lane count stay as bound.
     pub fn numbers_mut(&mut self, name: &str) -> Option<(usize, bool, Shape, &mut [f64])> {
-        let i = self.index_of(name)?;
+        self.numbers_mut_near(usize::MAX, name)
+    }
+
+    /// [`Bindings::numbers_mut`], looking first at index `hint` (where an earlier call found
+    /// `name`): one comparison instead of a search when it is still there.
+    pub fn numbers_mut_near(
+        &mut self,
+        hint: usize,
+        name: &str,
+    ) -> Option<(usize, bool, Shape, &mut [f64])> {
+        let i = match self.entries.get(hint) {
+            Some((k, _)) if k == name => hint,
+            _ => self.index_of(name)?,
+        };
         Some(match &mut self.entries[i].1 {
             Binding::Uniform(t) => (i, false, t.shape, t.data.as_mut_slice()),
             Binding::Lanes { shape, data } => (i, true, *shape, data.as_mut_slice()),

@@ -14,6 +14,9 @@ use shared_ir::{Real, Shape};
 use std::collections::VecDeque;
 
 mod device;
+mod grads;
+
+use grads::{prepare_grads, sum_grads};
 
 /// Lanes walked together by default: at 1024 lanes of the 80-step Kalman program, blocks of 256
 /// run 2.3 times faster per lane than one walk, whose working set (every payload and adjoint of
@@ -108,6 +111,14 @@ impl Outcome {
 /// An interpreter with its memory pools; reuse it across runs to avoid reallocating.
 #[derive(Debug, Default)]
 pub struct Session<R: Real> {
+    engine: Engine<R>,
+    /// The outcome [`Session::run`] fills and lends out.
+    outcome: Outcome,
+}
+
+/// What a run works in: the walk's state, the adjoints and the host-side buffers.
+#[derive(Debug, Default)]
+struct Engine<R: Real> {
     state: State<R>,
     adj: Adjoints<R>,
     pools: Pools,
@@ -124,8 +135,6 @@ struct Pools {
     slots: Vec<Slot>,
     /// One input's adjoint, lane-wide.
     buf: Vec<f64>,
-    /// The outcome [`Session::run`] fills and lends out.
-    outcome: Outcome,
     /// The run's inputs.
     inputs: Vec<Input>,
     /// The differentiated inputs (indices into `inputs`), in the order asked.
@@ -159,12 +168,13 @@ impl<R: Real> Session<R> {
         bindings: &Bindings,
         options: &RunOptions,
     ) -> Result<&Outcome> {
-        let mut out = std::mem::take(&mut self.pools.outcome);
-        let r = self.run_into(program, bindings, options, &mut out);
-        self.pools.outcome = out;
-        r.map(|()| &self.pools.outcome)
+        let out = &mut self.outcome;
+        self.engine.run_into(program, bindings, options, out)?;
+        Ok(&self.outcome)
     }
+}
 
+impl<R: Real> Engine<R> {
     /// Runs into `out`, reusing its buffers.
     fn run_into(
         &mut self,
@@ -254,11 +264,10 @@ impl<R: Real> Session<R> {
                 });
             }
         }
-        let mut grads = std::mem::take(&mut out.grads);
-        prepare_grads(&mut grads, program, bindings, inputs, wrt, lanes);
+        let Outcome { values, grads, .. } = out;
+        prepare_grads(grads, program, bindings, inputs, wrt, lanes);
         // Every lane is resolved below, so neither the placeholder nor a previous run's value
         // survives: only lanes the previous run did not have need one.
-        let mut values = std::mem::take(&mut out.values);
         values.truncate(lanes);
         while values.len() < lanes {
             values.push(Ok(LaneValue::Number(f64::NAN)));
@@ -287,8 +296,7 @@ impl<R: Real> Session<R> {
             match result {
                 Ok(v) => {
                     let seed = options.seed.as_deref();
-                    let again =
-                        self.collect(program, v, &group, inputs, seed, &mut values, &mut grads);
+                    let again = self.collect(program, v, &group, inputs, seed, values, grads);
                     if again {
                         queue.push_front(group);
                         continue;
@@ -331,14 +339,8 @@ impl<R: Real> Session<R> {
             self.pools.spare.push(group);
         }
         self.pools.queue = queue;
-        sum_grads(&mut grads, &values);
-        *out = Outcome {
-            lanes,
-            values,
-            grads,
-            steps,
-            walks,
-        };
+        sum_grads(grads, values);
+        (out.lanes, out.steps, out.walks) = (lanes, steps, walks);
         Ok(())
     }
 
@@ -575,82 +577,6 @@ impl<R: Real> Session<R> {
             self.adj.take_clean(&info, buf);
         }
         false
-    }
-}
-
-/// Sizes `grads` for the gradients of `wrt` on `lanes` lanes: NaN on every lane until a walk
-/// writes it, a zero sum.
-#[inline(always)]
-fn prepare_grads(
-    grads: &mut Vec<Gradient>,
-    program: &Program,
-    bindings: &Bindings,
-    inputs: &[Input],
-    wrt: &[u32],
-    lanes: usize,
-) {
-    grads.truncate(wrt.len());
-    for (k, &i) in wrt.iter().enumerate() {
-        let w = program.inputs().nth(i as usize).expect("an input's index");
-        let (shape, uniform) = match bindings.at(inputs[i as usize].binding as usize) {
-            Binding::Uniform(t) => (t.shape, true),
-            Binding::Lanes { shape, .. } => (*shape, false),
-        };
-        if k == grads.len() {
-            grads.push(Gradient {
-                name: String::new(),
-                shape,
-                uniform,
-                per_lane: Vec::new(),
-                sum: Vec::new(),
-            });
-        }
-        let g = &mut grads[k];
-        if g.name != w {
-            g.name.clear();
-            g.name.push_str(w);
-        }
-        (g.shape, g.uniform) = (shape, uniform);
-        g.per_lane.clear();
-        g.per_lane.resize(lanes * shape.len(), f64::NAN);
-        g.sum.clear();
-        g.sum.resize(shape.len(), 0.0);
-    }
-}
-
-/// Each element's sum over the lanes that have a value, in lane order.
-#[inline(always)]
-fn sum_grads(grads: &mut [Gradient], values: &[std::result::Result<LaneValue, Error>]) {
-    let every = values.iter().all(|v| v.is_ok());
-    for g in grads {
-        match g.shape.len() {
-            0 => {}
-            // One number per lane: summed in a register.
-            1 => {
-                let mut sum = g.sum[0];
-                if every {
-                    for &x in &g.per_lane {
-                        sum += x;
-                    }
-                } else {
-                    for (v, &x) in values.iter().zip(&g.per_lane) {
-                        if v.is_ok() {
-                            sum += x;
-                        }
-                    }
-                }
-                g.sum[0] = sum;
-            }
-            n => {
-                for (v, lane) in values.iter().zip(g.per_lane.chunks_exact(n)) {
-                    if every || v.is_ok() {
-                        for (s, &x) in g.sum.iter_mut().zip(lane) {
-                            *s += x;
-                        }
-                    }
-                }
-            }
-        }
     }
 }
 

@@ -169,6 +169,61 @@ fn a_nan_lane_never_reaches_another_lane() {
 }
 
 #[test]
+fn a_failed_lane_has_nan_gradients_in_a_reused_session() {
+    // One session: every lane succeeds, then lane 1 fails (an error, not a NaN), then every
+    // lane succeeds again. No gradient of an earlier run survives on the failed lane, and
+    // vector inputs (several numbers a lane) behave alike.
+    let p = Program::parse("(if (> x 0.0) (* a (dot v v) x) (car 1.0))").unwrap();
+    let opts = RunOptions {
+        grad: GradSpec::All,
+        ..Default::default()
+    };
+    let bind = |xs: Vec<f64>| {
+        Bindings::new()
+            .scalar("a", 2.0)
+            .lanes("x", xs)
+            .unwrap()
+            .lane_tensors(
+                "v",
+                runtime_cpu::Shape::Vector(2),
+                vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0],
+            )
+            .unwrap()
+    };
+    let mut s = Session::<f64>::new();
+    let first = s
+        .run(&p, &bind(vec![1.0, 2.0, 3.0]), &opts)
+        .cloned()
+        .unwrap();
+    assert!(first.values.iter().all(|v| v.is_ok()));
+    let out = s
+        .run(&p, &bind(vec![1.0, -2.0, 3.0]), &opts)
+        .cloned()
+        .unwrap();
+    assert!(out.values[1].is_err());
+    for g in &out.grads {
+        let n = g.shape.len().max(1);
+        assert!(
+            g.per_lane[n..2 * n].iter().all(|x| x.is_nan()),
+            "{}",
+            g.name
+        );
+        assert!(g.per_lane[..n].iter().all(|x| x.is_finite()), "{}", g.name);
+        assert!(g.sum.iter().all(|x| x.is_finite()), "{}", g.name);
+    }
+    let ga = &out.grad("a").unwrap().per_lane;
+    assert_eq!((ga[0], ga[2]), (5.0, 183.0));
+    let again = s
+        .run(&p, &bind(vec![1.0, 2.0, 3.0]), &opts)
+        .cloned()
+        .unwrap();
+    for (g, h) in again.grads.iter().zip(&first.grads) {
+        assert_eq!(g.per_lane, h.per_lane);
+        assert_eq!(g.sum, h.sum);
+    }
+}
+
+#[test]
 fn lane_blocks_give_the_same_results_as_one_walk() {
     let p = Program::parse(
         "(loop ((y x) (k 0)) (if (< y 1.0) (+ y (* a k)) (recur (* y 0.5 a) (+ k 1))))",

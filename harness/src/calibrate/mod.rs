@@ -137,7 +137,9 @@ impl LaneResults {
     fn of(problem: &Problem, out: &Outcome, with_grad: bool) -> Self {
         let values = out.values.iter().map(lane_number).collect();
         let lanes = OutcomeLanes::new(problem, out, with_grad);
-        let grads = lanes.grads.iter().map(|g| g.to_vec()).collect();
+        let grads = (0..lanes.params)
+            .map(|k| lanes.per_lane(k).to_vec())
+            .collect();
         LaneResults { values, grads }
     }
 
@@ -266,21 +268,36 @@ impl Lanes for LaneResults {
 /// A session's outcome seen as [`Lanes`].
 struct OutcomeLanes<'a> {
     out: &'a Outcome,
-    grads: Vec<&'a [f64]>,
+    /// Where each parameter's gradient is among the outcome's: `None` when they are in the
+    /// parameters' order (as a run asked for them), else their places.
+    order: Option<Vec<usize>>,
+    params: usize,
 }
 
 impl<'a> OutcomeLanes<'a> {
     fn new(problem: &Problem, out: &'a Outcome, with_grad: bool) -> Self {
-        let grads = if with_grad {
-            let grad = |name: &String| {
-                let g = out.grad(name).expect("every parameter is differentiated");
-                g.per_lane.as_slice()
+        let params = if with_grad { problem.params.len() } else { 0 };
+        let in_order = !with_grad
+            || (out.grads.len() == params
+                && out
+                    .grads
+                    .iter()
+                    .zip(&problem.params)
+                    .all(|(g, p)| g.name == *p));
+        let order = (!in_order).then(|| {
+            let place = |name: &String| {
+                let k = out.grads.iter().position(|g| g.name == *name);
+                k.expect("every parameter is differentiated")
             };
-            problem.params.iter().map(grad).collect()
-        } else {
-            Vec::new()
-        };
-        OutcomeLanes { out, grads }
+            problem.params.iter().map(place).collect()
+        });
+        OutcomeLanes { out, order, params }
+    }
+
+    /// Parameter `k`'s gradient on every lane.
+    fn per_lane(&self, k: usize) -> &'a [f64] {
+        let place = self.order.as_ref().map_or(k, |o| o[k]);
+        &self.out.grads[place].per_lane
     }
 }
 
@@ -292,10 +309,10 @@ impl Lanes for OutcomeLanes<'_> {
         self.out.values[lane].as_ref().ok()?.as_number()
     }
     fn grads(&self) -> usize {
-        self.grads.len()
+        self.params
     }
     fn grad_run(&self, param: usize, lanes: Range<usize>) -> &[f64] {
-        &self.grads[param][lanes]
+        &self.per_lane(param)[lanes]
     }
 }
 
@@ -329,39 +346,133 @@ fn restart_loss(
     with_grad: bool,
 ) -> Result<(f64, Vec<f64>), String> {
     let n = problem.rows();
-    let nf = n as f64;
     let first = r * n;
+    let params = if with_grad { lanes.grads() } else { 0 };
+    let run = |k: usize| lanes.grad_run(k, first..first + n);
+    let mut grad = vec![0.0; problem.params.len()];
+    let loss = match params {
+        0 => lane_loss(problem, lanes, first, &mut Fixed::<0>::new(run)),
+        1 => lane_loss(problem, lanes, first, &mut Fixed::<1>::new(run)),
+        2 => lane_loss(problem, lanes, first, &mut Fixed::<2>::new(run)),
+        3 => lane_loss(problem, lanes, first, &mut Fixed::<3>::new(run)),
+        4 => lane_loss(problem, lanes, first, &mut Fixed::<4>::new(run)),
+        _ => lane_loss(problem, lanes, first, &mut Listed::default()),
+    };
+    let loss = match loss {
+        Ok((loss, Sums::Fixed(sums))) => {
+            grad[..params].copy_from_slice(&sums[..params]);
+            loss
+        }
+        Ok((loss, Sums::Weights(w))) => {
+            for (k, g) in grad.iter_mut().enumerate().take(params) {
+                *g = w.iter().zip(run(k)).map(|(w, x)| w * x).sum();
+            }
+            loss
+        }
+        Err(e) => return Err(e),
+    };
+    if !loss.is_finite() {
+        return Err("non-finite loss".to_string());
+    }
+    Ok((loss, grad))
+}
+
+/// The loss over the lanes `first..first + N` of one restart, each lane's weight
+/// `dloss / dvalue` handed to `acc` in lane order.
+fn lane_loss<A: Accumulate>(
+    problem: &Problem,
+    lanes: &impl Lanes,
+    first: usize,
+    acc: &mut A,
+) -> Result<(f64, Sums), String> {
+    let n = problem.rows();
+    let nf = n as f64;
     let y = |i: usize| match lanes.number(first + i) {
         Some(y) => Ok(y),
         None => lanes.value(first + i),
     };
     let mut loss = 0.0;
-    let mut weights = Vec::with_capacity(n);
+    acc.lanes(n);
     match &problem.loss {
         Loss::Mse(t) => {
             for (i, &t) in t[..n].iter().enumerate() {
                 let d = y(i)? - t;
                 loss += d * d / nf;
-                weights.push(2.0 * d / nf);
+                acc.add(i, 2.0 * d / nf);
             }
         }
         Loss::Value => {
             for i in 0..n {
                 loss += y(i)? / nf;
-                weights.push(1.0 / nf);
+                acc.add(i, 1.0 / nf);
             }
         }
     }
-    if !loss.is_finite() {
-        return Err("non-finite loss".to_string());
+    Ok((loss, acc.sums()))
+}
+
+/// What the lane weights become: the gradient sums, or the weights themselves.
+enum Sums {
+    Fixed([f64; 4]),
+    Weights(Vec<f64>),
+}
+
+/// Takes each lane's weight, in lane order.
+trait Accumulate {
+    /// Before the first weight: lanes `0..n` will come.
+    fn lanes(&mut self, _n: usize) {}
+    fn add(&mut self, lane: usize, w: f64);
+    fn sums(&mut self) -> Sums;
+}
+
+/// Up to four parameters' sums `sum_i w_i * g_i` in registers, from -0.0 in lane order
+/// (where `Iterator::sum` starts: the same bits as summing a list of the weights).
+struct Fixed<'a, const N: usize> {
+    runs: [&'a [f64]; N],
+    sums: [f64; N],
+}
+
+impl<'a, const N: usize> Fixed<'a, N> {
+    fn new(run: impl Fn(usize) -> &'a [f64]) -> Self {
+        Fixed {
+            runs: std::array::from_fn(run),
+            sums: [-0.0; N],
+        }
     }
-    let mut grad = vec![0.0; problem.params.len()];
-    let params = if with_grad { lanes.grads() } else { 0 };
-    for (k, g) in grad.iter_mut().enumerate().take(params) {
-        let lane_grads = lanes.grad_run(k, first..first + n);
-        *g = weights.iter().zip(lane_grads).map(|(w, x)| w * x).sum();
+}
+
+impl<const N: usize> Accumulate for Fixed<'_, N> {
+    #[inline(always)]
+    fn lanes(&mut self, n: usize) {
+        // Every run covers the lanes (and the lane loop needs no bounds check).
+        for run in &mut self.runs {
+            *run = &run[..n];
+        }
     }
-    Ok((loss, grad))
+    #[inline(always)]
+    fn add(&mut self, lane: usize, w: f64) {
+        for k in 0..N {
+            self.sums[k] += w * self.runs[k][lane];
+        }
+    }
+    fn sums(&mut self) -> Sums {
+        let mut out = [0.0; 4];
+        out[..N].copy_from_slice(&self.sums);
+        Sums::Fixed(out)
+    }
+}
+
+/// More parameters: the weights, listed.
+#[derive(Default)]
+struct Listed(Vec<f64>);
+
+impl Accumulate for Listed {
+    fn add(&mut self, _lane: usize, w: f64) {
+        self.0.push(w);
+    }
+    fn sums(&mut self) -> Sums {
+        Sums::Weights(std::mem::take(&mut self.0))
+    }
 }
 
 pub(crate) fn project(p: &mut [f64], clamps: &[Option<(f64, f64)>]) {
@@ -410,6 +521,9 @@ fn fit_adam<E: Evaluator>(
         })
         .collect();
     let mut evaluations = 0;
+    // One restart's parameters and gradient in the run's precision, for its Adam step.
+    let (mut pr, mut gr) = (Vec::with_capacity(k), Vec::with_capacity(k));
+    let from = <E::Number as Real>::from_f64;
     for step in 0..settings.steps {
         evaluations += 1;
         let per = session.evaluate(problem, &p, settings.limits, settings.lane_block, true);
@@ -420,11 +534,14 @@ fn fit_adam<E: Evaluator>(
             match res {
                 Ok((loss, g)) => {
                     results[r].last_step_loss = loss;
-                    let from = <E::Number as Real>::from_f64;
-                    let mut pr: Vec<E::Number> = p[r].iter().map(|&x| from(x)).collect();
-                    let gr: Vec<E::Number> = g.iter().map(|&x| from(x)).collect();
+                    pr.clear();
+                    pr.extend(p[r].iter().map(|&x| from(x)));
+                    gr.clear();
+                    gr.extend(g.iter().map(|&x| from(x)));
                     states[r].step(&mut pr, &gr);
-                    p[r] = pr.iter().map(|x| x.to_f64()).collect();
+                    for (x, y) in p[r].iter_mut().zip(&pr) {
+                        *x = y.to_f64();
+                    }
                     project(&mut p[r], &settings.clamps);
                 }
                 Err(e) => results[r].failure = Some(format!("step {step}: {e}")),

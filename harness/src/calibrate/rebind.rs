@@ -13,6 +13,8 @@ use std::ops::Range;
 thread_local! {
     /// This thread's last evaluation's bindings and options.
     static LAST: RefCell<Option<(Bindings, RunOptions)>> = const { RefCell::new(None) };
+    /// Where [`refill`] last found each name (fixed inputs, data, parameters, in that order).
+    static PLACES: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
 }
 
 /// How an evaluation binds and runs: its lanes (lane `r * N + i` is data row `i` of restart
@@ -53,10 +55,12 @@ pub(crate) fn with_run<T>(
     f: impl FnOnce(&Bindings, &RunOptions) -> T,
 ) -> T {
     let mut last = LAST.with(|c| c.borrow_mut().take());
+    let mut places = PLACES.with(|c| std::mem::take(&mut *c.borrow_mut()));
     let kept = match &mut last {
-        Some((b, _)) => refill(problem, p, layout, b),
+        Some((b, _)) => refill(problem, p, layout, b, &mut places),
         None => false,
     };
+    PLACES.with(|c| *c.borrow_mut() = places);
     let (b, o) = match last {
         Some((b, mut o)) if kept => {
             if !same_grad(&o.grad, problem, layout.with_grad) {
@@ -139,12 +143,23 @@ fn same_grad(g: &GradSpec, problem: &Problem, with_grad: bool) -> bool {
 /// Rewrites `b` to hold what [`lane_bindings`] would bind, when `b` has that layout: the same
 /// names, each bound the same way with the same shape and lane count. False (with `b` partly
 /// rewritten) when it has another layout.
-fn refill(problem: &Problem, p: &[Vec<f64>], layout: &Layout, b: &mut Bindings) -> bool {
+///
+/// `places` holds where each name was found the last time (fixed inputs, data, parameters, in
+/// that order), looked at first, and is updated.
+fn refill(
+    problem: &Problem,
+    p: &[Vec<f64>],
+    layout: &Layout,
+    b: &mut Bindings,
+    places: &mut Vec<usize>,
+) -> bool {
     let count = problem.fixed.len() + problem.data.len() + problem.params.len();
     // A name bound twice, or more names than the mark holds, is bound afresh.
     if b.len() != count || count > 64 {
         return false;
     }
+    places.resize(count, usize::MAX);
+    let mut places = places.iter_mut();
     let lanes = layout.lanes.clone();
     let n = problem.rows().max(1);
     // Each name must land on its own binding: with `count` distinct hits among `count`
@@ -157,7 +172,7 @@ fn refill(problem: &Problem, p: &[Vec<f64>], layout: &Layout, b: &mut Bindings) 
         fresh
     };
     for (name, binding) in problem.fixed.iter() {
-        let Some((i, per_lane, shape, xs)) = b.numbers_mut(name) else {
+        let Some((i, per_lane, shape, xs)) = near(b, places.next(), name) else {
             return false;
         };
         let (want_lanes, want_shape, data) = match binding {
@@ -170,7 +185,7 @@ fn refill(problem: &Problem, p: &[Vec<f64>], layout: &Layout, b: &mut Bindings) 
         xs.copy_from_slice(data);
     }
     for (name, col) in &problem.data {
-        match b.numbers_mut(name) {
+        match near(b, places.next(), name) {
             Some((i, true, Shape::Scalar, xs)) if xs.len() == lanes.len() && mark(i) => {
                 // Lane `l` is row `l % n`: whole runs of rows at a time.
                 let mut row = lanes.start % n;
@@ -186,7 +201,7 @@ fn refill(problem: &Problem, p: &[Vec<f64>], layout: &Layout, b: &mut Bindings) 
         }
     }
     for (k, name) in problem.params.iter().enumerate() {
-        match b.numbers_mut(name) {
+        match near(b, places.next(), name) {
             Some((i, false, Shape::Scalar, xs)) if layout.uniform && mark(i) => xs[0] = p[0][k],
             Some((i, true, Shape::Scalar, xs))
                 if !layout.uniform && xs.len() == lanes.len() && mark(i) =>
@@ -211,6 +226,18 @@ fn refill(problem: &Problem, p: &[Vec<f64>], layout: &Layout, b: &mut Bindings) 
         problem.fixed.lane_count()
     };
     b.lane_count() == want
+}
+
+/// [`Bindings::numbers_mut_near`] at `place` (none: a search), which becomes where `name` is.
+fn near<'b>(
+    b: &'b mut Bindings,
+    place: Option<&mut usize>,
+    name: &str,
+) -> Option<(usize, bool, Shape, &'b mut [f64])> {
+    let place = place?;
+    let found = b.numbers_mut_near(*place, name)?;
+    *place = found.0;
+    Some(found)
 }
 
 #[cfg(test)]
@@ -246,12 +273,37 @@ mod tests {
         let p1 = vec![vec![0.5, 1.5], vec![-1.0, 4.0]];
         let p2 = vec![vec![7.0, 8.0], vec![9.0, 10.0]];
         for (lanes, uniform) in [(0..6, false), (2..5, false)] {
-            let mut b = lane_bindings(&pr, &p1, lanes.clone(), uniform);
-            assert!(refill(&pr, &p2, &layout(lanes.clone(), uniform), &mut b));
-            assert_eq!(b, lane_bindings(&pr, &p2, lanes.clone(), uniform));
+            // Places found before, and places that are wrong (another binding, none): the
+            // names are found wherever they are.
+            for mut places in [Vec::new(), vec![1, 2, 0, 3], vec![9, 9, 9, 9]] {
+                let mut b = lane_bindings(&pr, &p1, lanes.clone(), uniform);
+                assert!(refill(
+                    &pr,
+                    &p2,
+                    &layout(lanes.clone(), uniform),
+                    &mut b,
+                    &mut places
+                ));
+                assert_eq!(b, lane_bindings(&pr, &p2, lanes.clone(), uniform));
+                let mut again = lane_bindings(&pr, &p1, lanes.clone(), uniform);
+                assert!(refill(
+                    &pr,
+                    &p2,
+                    &layout(lanes.clone(), uniform),
+                    &mut again,
+                    &mut places
+                ));
+                assert_eq!(again, b);
+            }
         }
         let mut b = lane_bindings(&pr, &p1[..1], 0..3, true);
-        assert!(refill(&pr, &p2[..1], &layout(0..3, true), &mut b));
+        assert!(refill(
+            &pr,
+            &p2[..1],
+            &layout(0..3, true),
+            &mut b,
+            &mut Vec::new()
+        ));
         assert_eq!(b, lane_bindings(&pr, &p2[..1], 0..3, true));
     }
 
@@ -261,17 +313,36 @@ mod tests {
         let p = vec![vec![1.0]];
         let b = lane_bindings(&pr, &p, 0..3, true);
         // Other lanes, parameters per lane, another parameter, a name bound twice.
-        assert!(!refill(&pr, &p, &layout(0..2, true), &mut b.clone()));
-        assert!(!refill(&pr, &p, &layout(0..3, false), &mut b.clone()));
+        assert!(!refill(
+            &pr,
+            &p,
+            &layout(0..2, true),
+            &mut b.clone(),
+            &mut Vec::new()
+        ));
+        assert!(!refill(
+            &pr,
+            &p,
+            &layout(0..3, false),
+            &mut b.clone(),
+            &mut Vec::new()
+        ));
         assert!(!refill(
             &problem(Bindings::new(), &["c"]),
             &p,
             &layout(0..3, true),
-            &mut b.clone()
+            &mut b.clone(),
+            &mut Vec::new()
         ));
         let twice = problem(Bindings::new().scalar("a", 1.0), &["a"]);
         let mut b2 = lane_bindings(&twice, &p, 0..3, true);
-        assert!(!refill(&twice, &p, &layout(0..3, true), &mut b2));
+        assert!(!refill(
+            &twice,
+            &p,
+            &layout(0..3, true),
+            &mut b2,
+            &mut Vec::new()
+        ));
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The session's region device: attaching one, its counts, and the reverse pass run there
 //! with the gradients read from the adjoints it returns.
 
-use super::{Gradient, Input, Session};
+use super::{Engine, Gradient, Input, Session};
 use crate::payload::NO_ADJOINT;
 use crate::regions::RegionCounts;
 use crate::value::Slot;
@@ -13,19 +13,21 @@ impl<R: Real> Session<R> {
     /// With a device, per-lane numeric work is collected into regions that the device runs
     /// when its cost model says so; results are the same up to the device's arithmetic.
     pub fn set_device(&mut self, device: Option<Box<dyn RegionDevice<R>>>) {
-        self.state.regions.attach(device);
+        self.engine.state.regions.attach(device);
     }
 
     /// The attached region device.
     pub fn device(&self) -> Option<&dyn RegionDevice<R>> {
-        self.state.regions.device()
+        self.engine.state.regions.device()
     }
 
     /// How many regions ran on the device and on the CPU, over the session's life.
     pub fn region_counts(&self) -> RegionCounts {
-        self.state.regions.counts()
+        self.engine.state.regions.counts()
     }
+}
 
+impl<R: Real> Engine<R> {
     /// The reverse pass on the device, and the gradients read from the adjoints it returns.
     pub(super) fn reverse_on_device(
         &mut self,
