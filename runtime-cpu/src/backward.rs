@@ -7,7 +7,7 @@ use crate::kernels::lu::LuScratch;
 use crate::kernels::{broadcast, linalg_grad as lg, Gate, Gated, Ungated, Width};
 use crate::mask::Masks;
 use crate::ops::dims;
-use crate::payload::{Payloads, SlotInfo, NO_ADJOINT};
+use crate::payload::{Col, Payloads, SlotInfo, NO_ADJOINT};
 use crate::tape::{Entry, LinalgOp, Rec, Tape};
 use crate::value::{MaskId, Slot};
 use shared_ir::{Real, Shape};
@@ -103,6 +103,40 @@ impl<R: Real> Adjoints<R> {
         (o != NO_ADJOINT).then(|| &mut self.data[o..o + info.n() * self.lanes])
     }
 
+    /// The adjoints of the operands `a` and `b` (distinct slots; `None` for one without) and
+    /// of their later result `out`, mutably; `None` when the result has none.
+    #[inline(always)]
+    #[allow(clippy::type_complexity)]
+    fn operands(
+        &mut self,
+        a: &SlotInfo,
+        b: &SlotInfo,
+        out: &SlotInfo,
+    ) -> Option<(Option<&mut [R]>, Option<&mut [R]>, &mut [R])> {
+        let (oa, ob, oo) = (a.adj(), b.adj(), out.adj());
+        if oo == NO_ADJOINT {
+            return None;
+        }
+        let l = self.lanes;
+        let (na, nb) = (a.n() * l, b.n() * l);
+        let (lo, hi) = self.data.split_at_mut(oo);
+        let g = &mut hi[..out.n() * l];
+        let (da, db) = match (oa != NO_ADJOINT, ob != NO_ADJOINT) {
+            (true, true) if oa < ob => {
+                let (x, y) = lo.split_at_mut(ob);
+                (Some(&mut x[oa..oa + na]), Some(&mut y[..nb]))
+            }
+            (true, true) => {
+                let (x, y) = lo.split_at_mut(oa);
+                (Some(&mut y[..na]), Some(&mut x[ob..ob + nb]))
+            }
+            (true, false) => (Some(&mut lo[oa..oa + na]), None),
+            (false, true) => (None, Some(&mut lo[ob..ob + nb])),
+            (false, false) => (None, None),
+        };
+        Some((da, db, g))
+    }
+
     /// The adjoint of input slot `input` mutably, with the adjoint of the later slot `out`.
     #[inline(always)]
     fn pair(&mut self, input: &SlotInfo, out: &SlotInfo) -> Option<(&mut [R], &[R])> {
@@ -195,6 +229,19 @@ fn step<R: Real, G: Gate, W: Width>(
                 return;
             }
             let n = io.n();
+            // One number per lane, or one lane: no operand is broadcast, and the numbers of
+            // each slot line up one to one. Both operands in one pass, that clears the result's.
+            let flat = (n == 1 || W::ONE)
+                && ia.is_scalar() == io.is_scalar()
+                && ib.is_scalar() == io.is_scalar();
+            if flat && (ia.adj() != ib.adj() || ia.adj() == NO_ADJOINT) {
+                let ca = flat_col(pay, &ia, W::ONE);
+                let (cb, cy) = (flat_col(pay, &ib, W::ONE), flat_col(pay, &io, W::ONE));
+                if let Some((da, db, g)) = adj.operands(&ia, &ib, &io) {
+                    elementwise::binary_grad_both(op, da, db, g, ca, cb, cy, W::ONE, gate);
+                }
+                return;
+            }
             let (va, vb, vy) = (view(pay, &ia), view(pay, &ib), view(pay, &io));
             for (side, x) in [(Side::Left, &ia), (Side::Right, &ib)] {
                 if let Some((dx, g)) = adj.pair(x, &io) {
@@ -256,6 +303,18 @@ fn step<R: Real, G: Gate, W: Width>(
             linalg_step(op, &io, a, b, pay, adj, s, gate, w);
             adj.clear(&io);
         }
+    }
+}
+
+/// A slot's numbers in a line, when each is one lane's (or every lane is one): per lane, or
+/// one number for every lane.
+#[inline(always)]
+fn flat_col<'p, R: Real>(pay: &'p Payloads<R>, info: &SlotInfo, one_lane: bool) -> Col<'p, R> {
+    let d = pay.get_info(info);
+    if one_lane || info.lanes() {
+        Col::Lanes(d)
+    } else {
+        Col::Uniform(d[0])
     }
 }
 

@@ -393,3 +393,227 @@ pub fn binary_grad<R: Real, G: Gate, W: Width>(
         }
     })
 }
+
+/// Reverse of [`binary`] for both operands in one pass over the result's adjoint `g`, which it
+/// zeroes: `da += g * d op / da` and `db += g * d op / db` on kept lanes (`None` for an operand
+/// without an adjoint). No operand is broadcast: `a`, `b` and `y` hold one number for each of
+/// `g`'s, and so do `da` and `db`, which are distinct. Each number gets the same products, added
+/// in the same order, as [`binary_grad`] for each side and then zeroing `g`: the same bits (but
+/// for the sign of a NaN, which the compiler does not keep).
+/// `one_lane` says every number is lane 0's (for the gate); otherwise number `j` is lane `j`.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub fn binary_grad_both<R: Real, G: Gate>(
+    op: BinaryOp,
+    da: Option<&mut [R]>,
+    db: Option<&mut [R]>,
+    g: &mut [R],
+    a: Col<'_, R>,
+    b: Col<'_, R>,
+    y: Col<'_, R>,
+    one_lane: bool,
+    gate: G,
+) {
+    let n = g.len();
+    fn cut<R: Real>(c: Col<'_, R>, n: usize) -> Col<'_, R> {
+        match c {
+            Col::Lanes(s) => Col::Lanes(&s[..n]),
+            u => u,
+        }
+    }
+    let (a, b, y) = (cut(a, n), cut(b, n), cut(y, n));
+    each_binary_op!(op, K => match (K, a, b) {
+        // The partials of `+` and `-` are constants; those of `*` read the operands only.
+        (BinaryOp::Add | BinaryOp::Sub, _, _) => {
+            let p = K.partials(R::ONE, R::ONE, R::ONE);
+            both(da, db, g, |_| p, one_lane, gate)
+        }
+        (BinaryOp::Mul, Col::Lanes(a), Col::Lanes(b)) => {
+            both(da, db, g, |j| K.partials(a[j], b[j], R::ZERO), one_lane, gate)
+        }
+        (BinaryOp::Mul, Col::Lanes(a), Col::Uniform(b)) => {
+            both(da, db, g, |j| K.partials(a[j], b, R::ZERO), one_lane, gate)
+        }
+        (BinaryOp::Mul, Col::Uniform(a), Col::Lanes(b)) => {
+            both(da, db, g, |j| K.partials(a, b[j], R::ZERO), one_lane, gate)
+        }
+        _ => both(da, db, g, |j| K.partials(a.at(j), b.at(j), y.at(j)), one_lane, gate),
+    })
+}
+
+/// `da += g * pa`, `db += g * pb` with `(pa, pb) = part(j)` on each kept number `j`, then `g`
+/// zeroed. Out of line: in a function this small `part` is inlined into the loops, which in the
+/// reverse pass's one large function it was not.
+#[inline(never)]
+fn both<R: Real, G: Gate>(
+    da: Option<&mut [R]>,
+    db: Option<&mut [R]>,
+    g: &mut [R],
+    part: impl Fn(usize) -> (R, R),
+    one_lane: bool,
+    gate: G,
+) {
+    let n = g.len();
+    let lane = |j: usize| if one_lane { 0 } else { j };
+    match (da, db) {
+        (Some(da), Some(db)) => {
+            let (da, db) = (&mut da[..n], &mut db[..n]);
+            for j in 0..n {
+                let ((pa, pb), x) = (part(j), g[j]);
+                da[j] += gate.pass(lane(j), x * pa);
+                db[j] += gate.pass(lane(j), x * pb);
+                g[j] = R::ZERO;
+            }
+        }
+        (Some(d), None) => {
+            let d = &mut d[..n];
+            for j in 0..n {
+                d[j] += gate.pass(lane(j), g[j] * part(j).0);
+                g[j] = R::ZERO;
+            }
+        }
+        (None, Some(d)) => {
+            let d = &mut d[..n];
+            for j in 0..n {
+                d[j] += gate.pass(lane(j), g[j] * part(j).1);
+                g[j] = R::ZERO;
+            }
+        }
+        (None, None) => g.fill(R::ZERO),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernels::{Gated, Lanes, One, Ungated};
+
+    /// Numbers with both signs, zeros of both signs and a NaN.
+    fn numbers(n: usize, seed: u64) -> Vec<f64> {
+        let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        (0..n)
+            .map(|i| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                match i % 11 {
+                    3 => -0.0,
+                    7 => 0.0,
+                    9 if seed % 2 == 0 => f64::NAN,
+                    _ => (x % 2001) as f64 / 400.0 - 2.5,
+                }
+            })
+            .collect()
+    }
+
+    /// The bits of each number; every NaN as one (the compiler keeps no NaN's sign: it may
+    /// turn `x * -y` into `-(x * y)`).
+    fn bits(xs: &[f64]) -> Vec<u64> {
+        let nan = f64::NAN.to_bits();
+        xs.iter()
+            .map(|x| if x.is_nan() { nan } else { x.to_bits() })
+            .collect()
+    }
+
+    fn view(data: &[f64], lanes: bool) -> View<'_, f64> {
+        View {
+            data,
+            lanes,
+            scalar: false,
+        }
+    }
+
+    /// A column over every number; one number stands for every lane (uniform) unless `one`.
+    fn col(d: &[f64], one: bool) -> Col<'_, f64> {
+        if d.len() == 1 && !one {
+            Col::Uniform(d[0])
+        } else {
+            Col::Lanes(d)
+        }
+    }
+
+    /// Both operands in one pass give the bits of one pass per operand and a cleared result
+    /// (NaNs aside),
+    /// for every op, each operand per lane or uniform, with and without an adjoint, gated or
+    /// not, at one lane (several elements) and at several lanes (one element).
+    #[test]
+    fn both_operands_in_one_pass_match_one_pass_each() {
+        let mask: Vec<bool> = (0..16).map(|l| l % 3 != 1).collect();
+        for op in BinaryOp::ALL {
+            for (one, n, l) in [(true, 5, 1), (false, 1, 16)] {
+                for form in 0..4u64 {
+                    let (a_lanes, b_lanes) = (form & 1 == 0 || one, form & 2 == 0 || one);
+                    let len = n * l;
+                    let a = numbers(if a_lanes { len } else { 1 }, 1 + form);
+                    let b = numbers(if b_lanes { len } else { 1 }, 5 + form);
+                    let y: Vec<f64> = (0..len)
+                        .map(|j| {
+                            let at = |v: &[f64]| if v.len() == 1 { v[0] } else { v[j] };
+                            op.apply(at(&a), at(&b))
+                        })
+                        .collect();
+                    let g = numbers(len, 9);
+                    for gated in [false, true] {
+                        for (has_a, has_b) in [(true, true), (true, false), (false, true)] {
+                            let (mut da, mut db) = (numbers(len, 13), numbers(len, 17));
+                            let (mut ea, mut eb, mut gf) = (da.clone(), db.clone(), g.clone());
+                            let (va, vb, vy) =
+                                (view(&a, a_lanes), view(&b, b_lanes), view(&y, true));
+                            let side = |side, adj: &mut [f64]| match (one, gated) {
+                                (true, false) => {
+                                    binary_grad(op, side, adj, &g, va, vb, vy, n, One, Ungated)
+                                }
+                                (true, true) => {
+                                    binary_grad(op, side, adj, &g, va, vb, vy, n, One, Gated(&mask))
+                                }
+                                (false, false) => {
+                                    binary_grad(op, side, adj, &g, va, vb, vy, n, Lanes(l), Ungated)
+                                }
+                                (false, true) => binary_grad(
+                                    op,
+                                    side,
+                                    adj,
+                                    &g,
+                                    va,
+                                    vb,
+                                    vy,
+                                    n,
+                                    Lanes(l),
+                                    Gated(&mask),
+                                ),
+                            };
+                            if has_a {
+                                side(Side::Left, &mut da);
+                            }
+                            if has_b {
+                                side(Side::Right, &mut db);
+                            }
+                            let (oa, ob) =
+                                (has_a.then_some(&mut ea[..]), has_b.then_some(&mut eb[..]));
+                            let (ca, cb, cy) = (col(&a, one), col(&b, one), Col::Lanes(&y[..]));
+                            if gated {
+                                binary_grad_both(
+                                    op,
+                                    oa,
+                                    ob,
+                                    &mut gf,
+                                    ca,
+                                    cb,
+                                    cy,
+                                    one,
+                                    Gated(&mask),
+                                );
+                            } else {
+                                binary_grad_both(op, oa, ob, &mut gf, ca, cb, cy, one, Ungated);
+                            }
+                            let what = format!("{op:?} one={one} form={form} gated={gated}");
+                            assert_eq!(bits(&da), bits(&ea), "{what}: left");
+                            assert_eq!(bits(&db), bits(&eb), "{what}: right");
+                            assert!(gf.iter().all(|x| x.to_bits() == 0), "{what}: cleared");
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
