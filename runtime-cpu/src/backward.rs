@@ -10,7 +10,7 @@ use crate::ops::dims;
 use crate::payload::{Col, Payloads, SlotInfo, NO_ADJOINT};
 use crate::tape::{Entry, LinalgOp, Rec, Tape};
 use crate::value::{MaskId, Slot};
-use shared_ir::{Real, Shape};
+use shared_ir::{BinaryOp, Real, Shape};
 
 /// Lane-wide adjoints of the active slots of a run.
 ///
@@ -231,7 +231,12 @@ fn step<R: Real, G: Gate, W: Width>(
             let n = io.n();
             // One number per lane, or one lane: no operand is broadcast, and the numbers of
             // each slot line up one to one. Both operands in one pass, that clears the result's.
+            // (The ops whose partials are a few instructions, inlined into the pass.)
             let flat = (n == 1 || W::ONE)
+                && matches!(
+                    op,
+                    BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div
+                )
                 && ia.is_scalar() == io.is_scalar()
                 && ib.is_scalar() == io.is_scalar();
             if flat && (ia.adj() != ib.adj() || ia.adj() == NO_ADJOINT) {

@@ -397,6 +397,41 @@ pub fn ln(x: f64) -> f64 {
     }
 }
 
+/// Work that [`with_avx2`] can compile for AVX2: `run` must be `#[inline(always)]`, so that it
+/// is compiled into the AVX2 function (a closure is not).
+pub trait Work {
+    /// What the work gives back.
+    type Out;
+    /// Does the work.
+    fn run(self) -> Self::Out;
+}
+
+/// Runs `w`, compiled for AVX2 where the CPU has it, else as it is. The same bits either way:
+/// nothing is fused into a multiply-add.
+#[inline(always)]
+pub fn with_avx2<W: Work>(w: W) -> W::Out {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU supports AVX2, checked just above; that is the only condition of
+        // calling a function compiled with `target_feature(enable = "avx2")`.
+        #[allow(unsafe_code)]
+        return unsafe { run_avx2(w) };
+    }
+    w.run()
+}
+
+/// `w.run()`, compiled for AVX2.
+///
+/// # Safety
+///
+/// The CPU must support AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[allow(unsafe_code)]
+unsafe fn run_avx2<W: Work>(w: W) -> W::Out {
+    w.run()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
