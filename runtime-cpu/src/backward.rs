@@ -229,17 +229,16 @@ fn step<R: Real, G: Gate, W: Width>(
                 return;
             }
             let n = io.n();
-            // One number per lane, or one lane: no operand is broadcast, and the numbers of
-            // each slot line up one to one. Both operands in one pass, that clears the result's.
-            // (The ops whose partials are a few instructions, inlined into the pass.)
-            let flat = (n == 1 || W::ONE)
-                && matches!(
-                    op,
-                    BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div
-                )
-                && ia.is_scalar() == io.is_scalar()
-                && ib.is_scalar() == io.is_scalar();
-            if flat && (ia.adj() != ib.adj() || ia.adj() == NO_ADJOINT) {
+            // No operand broadcast and no operand twice: both operands in one pass that clears
+            // the result's adjoint (the ops whose partials are a few instructions, inlined into
+            // the pass). On one number a lane, or at one lane, every number in one run.
+            let cheap = matches!(
+                op,
+                BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div
+            ) && ia.is_scalar() == io.is_scalar()
+                && ib.is_scalar() == io.is_scalar()
+                && (ia.adj() != ib.adj() || ia.adj() == NO_ADJOINT);
+            if cheap && (n == 1 || W::ONE) {
                 let ca = flat_col(pay, &ia, W::ONE);
                 let (cb, cy) = (flat_col(pay, &ib, W::ONE), flat_col(pay, &io, W::ONE));
                 if let Some((da, db, g)) = adj.operands(&ia, &ib, &io) {
@@ -248,6 +247,13 @@ fn step<R: Real, G: Gate, W: Width>(
                 return;
             }
             let (va, vb, vy) = (view(pay, &ia), view(pay, &ib), view(pay, &io));
+            if cheap {
+                // Several elements at several lanes: a run of lanes at a time.
+                if let Some((da, db, g)) = adj.operands(&ia, &ib, &io) {
+                    elementwise::binary_grad_by_element(op, da, db, g, va, vb, vy, l, gate);
+                }
+                return;
+            }
             for (side, x) in [(Side::Left, &ia), (Side::Right, &ib)] {
                 if let Some((dx, g)) = adj.pair(x, &io) {
                     elementwise::binary_grad(op, side, dx, g, va, vb, vy, n, w, gate);

@@ -441,6 +441,30 @@ pub fn binary_grad_both<R: Real, G: Gate>(
     })
 }
 
+/// [`binary_grad_both`] for slots of several elements at several lanes, an element (a run of
+/// `l` lanes) at a time. Out of line, so the reverse pass inlines one copy of the op's match.
+#[allow(clippy::too_many_arguments)]
+#[inline(never)]
+pub fn binary_grad_by_element<R: Real, G: Gate>(
+    op: BinaryOp,
+    mut da: Option<&mut [R]>,
+    mut db: Option<&mut [R]>,
+    g: &mut [R],
+    a: View<'_, R>,
+    b: View<'_, R>,
+    y: View<'_, R>,
+    l: usize,
+    gate: G,
+) {
+    for (e, g) in g.chunks_exact_mut(l.max(1)).enumerate() {
+        let span = e * l..(e + 1) * l;
+        let da = da.as_deref_mut().map(|d| &mut d[span.clone()]);
+        let db = db.as_deref_mut().map(|d| &mut d[span]);
+        let (ca, cb, cy) = (a.col(e, l), b.col(e, l), y.col(e, l));
+        binary_grad_both(op, da, db, g, ca, cb, cy, false, gate);
+    }
+}
+
 /// `da += g * pa`, `db += g * pb` with `(pa, pb) = part(j)` on each kept number `j`, then `g`
 /// zeroed. Out of line: in a function this small `part` is inlined into the loops, which in the
 /// reverse pass's one large function it was not. Eight numbers or more run compiled for AVX2
