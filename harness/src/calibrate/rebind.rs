@@ -228,7 +228,8 @@ fn refill(
     b.lane_count() == want
 }
 
-/// [`Bindings::numbers_mut_near`] at `place` (none: a search), which becomes where `name` is.
+/// [`Bindings::numbers_mut_near`] from `place`, where `name` was found the last time (none: not
+/// found), which becomes where it is now.
 fn near<'b>(
     b: &'b mut Bindings,
     place: Option<&mut usize>,
@@ -313,36 +314,19 @@ mod tests {
         let p = vec![vec![1.0]];
         let b = lane_bindings(&pr, &p, 0..3, true);
         // Other lanes, parameters per lane, another parameter, a name bound twice.
-        assert!(!refill(
-            &pr,
-            &p,
-            &layout(0..2, true),
-            &mut b.clone(),
-            &mut Vec::new()
-        ));
-        assert!(!refill(
-            &pr,
-            &p,
-            &layout(0..3, false),
-            &mut b.clone(),
-            &mut Vec::new()
-        ));
-        assert!(!refill(
+        let refills = |pr: &Problem, layout: &Layout, b: &Bindings| {
+            refill(pr, &p, layout, &mut b.clone(), &mut Vec::new())
+        };
+        assert!(!refills(&pr, &layout(0..2, true), &b));
+        assert!(!refills(&pr, &layout(0..3, false), &b));
+        assert!(!refills(
             &problem(Bindings::new(), &["c"]),
-            &p,
             &layout(0..3, true),
-            &mut b.clone(),
-            &mut Vec::new()
+            &b
         ));
         let twice = problem(Bindings::new().scalar("a", 1.0), &["a"]);
-        let mut b2 = lane_bindings(&twice, &p, 0..3, true);
-        assert!(!refill(
-            &twice,
-            &p,
-            &layout(0..3, true),
-            &mut b2,
-            &mut Vec::new()
-        ));
+        let b2 = lane_bindings(&twice, &p, 0..3, true);
+        assert!(!refills(&twice, &layout(0..3, true), &b2));
     }
 
     #[test]

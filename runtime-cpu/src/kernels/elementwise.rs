@@ -518,6 +518,7 @@ impl<R: Real, P: Fn(usize) -> (R, R), G: Gate> shared_ir::vmath::Work for Both<'
     }
 }
 
+/// The loops of [`both`] (one copy compiled for AVX2 through [`Both`], one for the baseline).
 #[inline(always)]
 fn both_loops<R: Real, G: Gate>(
     da: Option<&mut [R]>,
@@ -607,9 +608,8 @@ mod tests {
     }
 
     /// Both operands in one pass give the bits of one pass per operand and a cleared result
-    /// (NaNs aside),
-    /// for every op, each operand per lane or uniform, with and without an adjoint, gated or
-    /// not, at one lane (several elements) and at several lanes (one element).
+    /// (NaNs aside), for every op, each operand per lane or uniform, with and without an
+    /// adjoint, gated or not, at one lane (several elements) and at several lanes (one element).
     #[test]
     fn both_operands_in_one_pass_match_one_pass_each() {
         let mask: Vec<bool> = (0..16).map(|l| l % 3 != 1).collect();
