@@ -57,4 +57,9 @@ impl Program {
     pub fn code(&self) -> &Code {
         &self.code
     }
+
+    /// The decoded program, shared.
+    pub(crate) fn code_shared(&self) -> &Arc<Code> {
+        &self.code
+    }
 }

@@ -15,8 +15,10 @@ use std::collections::VecDeque;
 
 mod device;
 mod grads;
+mod replay;
 
 use grads::{prepare_grads, sum_grads};
+use replay::{write_input, Replay};
 
 /// Lanes walked together by default: at 1024 lanes of the 80-step Kalman program, blocks of 256
 /// run 2.3 times faster per lane than one walk, whose working set (every payload and adjoint of
@@ -122,6 +124,8 @@ struct Engine<R: Real> {
     state: State<R>,
     adj: Adjoints<R>,
     pools: Pools,
+    /// The layout of the last walk's trace, for the next run to replay.
+    replay: Replay,
 }
 
 /// Buffers a run uses on the host side, kept between runs.
@@ -143,7 +147,7 @@ struct Pools {
 
 /// One input of the program in a run: its global, where it is bound, and its place among
 /// the gradients (when differentiated).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Input {
     global: u32,
     binding: u32,
@@ -154,6 +158,15 @@ impl<R: Real> Session<R> {
     /// A new session.
     pub fn new() -> Self {
         Session::default()
+    }
+
+    /// Runs that replayed the last walk rather than walking, over the session's life: a run
+    /// of the same program over inputs of the same layout as the last one (new numbers, the
+    /// same names, shapes, lanes, gradients and limits) replays that walk's numeric work when
+    /// the walk's decisions on numbers come out the same; its outcome is the walk's, bit for
+    /// bit.
+    pub fn replayed(&self) -> u64 {
+        self.engine.replay.hits
     }
 
     /// Runs `program` on `bindings`. The outcome lives in the session and is overwritten by
@@ -288,10 +301,29 @@ impl<R: Real> Engine<R> {
         let mut steps = 0u64;
         let mut walks = 0usize;
         let taping = !wrt.is_empty();
+        // A run of one walk replays the last one's trace when it can, else traces its walk.
+        let (mut trace, mut replayed) = match queue.front() {
+            Some(g) if queue.len() == 1 => {
+                self.replay(program, bindings, inputs, g, taping, options.limits)
+            }
+            _ => (false, None),
+        };
+        let hit = replayed.is_some();
+        let mut walked = None;
         while let Some(group) = queue.pop_front() {
             walks += 1;
-            let (result, used) =
-                self.walk(program, bindings, inputs, &group, options.limits, taping);
+            let (result, used) = match replayed.take() {
+                Some((v, used)) => (Ok(v), used),
+                None => {
+                    let limits = options.limits;
+                    let r = self.walk(program, bindings, inputs, &group, limits, taping, trace);
+                    if trace {
+                        walked = r.0.as_ref().ok().map(|&v| (v, r.1));
+                        trace = false;
+                    }
+                    (r.0, r.1)
+                }
+            };
             steps += used;
             match result {
                 Ok(v) => {
@@ -339,6 +371,9 @@ impl<R: Real> Engine<R> {
             self.pools.spare.push(group);
         }
         self.pools.queue = queue;
+        if !hit {
+            self.keep_trace(walked, walks);
+        }
         sum_grads(grads, values);
         (out.lanes, out.steps, out.walks) = (lanes, steps, walks);
         Ok(())
@@ -356,7 +391,8 @@ impl<R: Real> Engine<R> {
             .collect()
     }
 
-    /// One walk over the lanes of `group`.
+    /// One walk over the lanes of `group`, its numeric work traced for replay when `trace`.
+    #[allow(clippy::too_many_arguments)]
     fn walk(
         &mut self,
         program: &Program,
@@ -365,6 +401,7 @@ impl<R: Real> Engine<R> {
         group: &[usize],
         limits: Limits,
         taping: bool,
+        trace: bool,
     ) -> (std::result::Result<Value, Box<Fault>>, u64) {
         let code = program.code();
         let st = &mut self.state;
@@ -372,6 +409,9 @@ impl<R: Real> Engine<R> {
         slots.clear();
         let l = group.len();
         let recording = st.regions.begin(l);
+        // A session with a device walks every run: the device decides per walk.
+        let trace = trace && !recording && st.regions.device().is_none();
+        st.regions.trace.begin(trace);
         st.pay
             .reset_keeping(l, limits.max_memory / std::mem::size_of::<R>(), recording);
         st.masks.reset(l);
@@ -393,36 +433,15 @@ impl<R: Real> Engine<R> {
                     };
                     s
                 }
-                Binding::Uniform(t) => {
-                    let Some(s) = st.pay.alloc(t.shape, false, active) else {
+                b => {
+                    let (shape, lanes) = match b {
+                        Binding::Uniform(t) => (t.shape, false),
+                        Binding::Lanes { shape, .. } => (*shape, true),
+                    };
+                    let Some(s) = st.pay.alloc(shape, lanes, active) else {
                         return (Err(memory_fault(limits)), 0);
                     };
-                    for (d, &x) in st.pay.get_mut(s).iter_mut().zip(&t.data) {
-                        *d = R::from_f64(x);
-                    }
-                    s
-                }
-                Binding::Lanes { shape, data } => {
-                    let Some(s) = st.pay.alloc(*shape, true, active) else {
-                        return (Err(memory_fault(limits)), 0);
-                    };
-                    let n = shape.len();
-                    let dst = st.pay.get_mut(s);
-                    match contiguous(group) {
-                        // One element per lane, lanes in a run: one copy.
-                        Some(first) if n == 1 => {
-                            for (d, &x) in dst.iter_mut().zip(&data[first..first + l]) {
-                                *d = R::from_f64(x);
-                            }
-                        }
-                        _ => {
-                            for e in 0..n {
-                                for (i, &lane) in group.iter().enumerate() {
-                                    dst[e * l + i] = R::from_f64(data[lane * n + e]);
-                                }
-                            }
-                        }
-                    }
+                    write_input(&mut st.pay, s, b, group);
                     s
                 }
             };

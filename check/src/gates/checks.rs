@@ -4,7 +4,7 @@ use super::runs::{self, Run};
 use super::tol::{self, within};
 use super::{error_kind, OracleLanes, Verdict};
 use crate::gen::Case;
-use runtime_cpu::Program;
+use runtime_cpu::{Program, Session};
 
 pub(super) struct Ctx<'a> {
     pub case: &'a Case,
@@ -320,12 +320,19 @@ impl Ctx<'_> {
 
     pub fn g4(&mut self) -> Result<(), String> {
         let mut singles: Vec<Run> = Vec::with_capacity(self.case.lanes);
+        // One session reused lane after lane replays the last lane's walk where its decisions
+        // come out the same: bit for bit a fresh session's run either way.
+        let mut reused = Session::<f64>::new();
         for l in 0..self.case.lanes {
-            singles.push(runs::run::<f64>(
-                self.program,
-                &runs::single(self.case, l),
-                true,
-            )?);
+            let bindings = runs::single(self.case, l);
+            let fresh = runs::run::<f64>(self.program, &bindings, true)?;
+            let again = reused
+                .run(self.program, &bindings, &runs::options(true))
+                .map(Run::read)
+                .map_err(|e| format!("{e:?}"))?;
+            same_runs(&fresh, &again, None, "the run in a reused session")
+                .map_err(|m| format!("lane {l} alone: {m}"))?;
+            singles.push(fresh);
         }
         // The lanes of the batch, assembled from the single runs, summed in lane order.
         let mut joined = self.base.clone();

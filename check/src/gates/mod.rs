@@ -5,7 +5,7 @@
 //! | G1 | each lane's value from the runtime equals the oracle's |
 //! | G2 | each lane's gradient (and the summed gradient of uniform inputs) equals the oracle's forward-mode gradient |
 //! | G3 | each lane's gradient equals central finite differences of the runtime's own `f64` forward |
-//! | G4 | a batched run equals, lane by lane, runs of each lane alone (and runs in blocks) |
+//! | G4 | a batched run equals, lane by lane, runs of each lane alone (and runs in blocks); a session reused lane after lane gives a fresh one's bits |
 //! | G5 | lanes cut into blocks run by 1, 2 and 8 worker threads give byte-identical results |
 //! | G6 | an `f32` run agrees with the `f64` run within `f32` tolerance |
 //!

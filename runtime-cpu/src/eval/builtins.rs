@@ -5,6 +5,7 @@ use super::{EResult, Machine};
 use crate::builtin::Builtin;
 use crate::code::NodeId;
 use crate::error::Error;
+use crate::regions::Step;
 use crate::tape::Rec;
 use crate::value::Value;
 use shared_ir::{BinaryOp, Real, Shape, UnaryOp};
@@ -333,6 +334,8 @@ impl<R: Real> Machine<'_, R> {
             }
         };
         let f = x.to_f64();
+        let mask = self.mask;
+        self.s.regions.trace.push(Step::Index { s, mask, x: f });
         if !(f >= 0.0 && f.fract() == 0.0 && f < u32::MAX as f64) {
             return Err(self.fail(Error::Domain {
                 op: op.to_string(),

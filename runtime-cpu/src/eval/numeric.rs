@@ -5,6 +5,7 @@ use super::{EResult, Machine};
 use crate::code::NodeId;
 use crate::error::Error;
 use crate::ops::{Numbers, OpError};
+use crate::regions::Step;
 use crate::tape::Rec;
 use crate::value::{MaskId, Slot, Value};
 use shared_ir::{BinaryOp, CompareOp, Real, Shape, ShapeFault, UnaryOp};
@@ -179,15 +180,23 @@ impl<R: Real> Machine<'_, R> {
             }));
         }
         if let (Some(p), Some(q)) = (self.s.pay.scalar(a), self.s.pay.scalar(b)) {
-            return Ok(Value::Bool(op.apply(p, q)));
+            let expect = op.apply(p, q);
+            self.s.regions.trace.push(Step::Bool {
+                op,
+                a: ia.offset() as u32,
+                b: ib.offset() as u32,
+                expect,
+            });
+            return Ok(Value::Bool(expect));
         }
         self.flush_for(&[a, b])?;
         let s = &mut *self.s;
         let (ca, cb) = (s.pay.col(a, 0), s.pay.col(b, 0));
         let lanes = s.pay.lanes();
-        let m = s
+        let mask = s
             .masks
             .push_from((0..lanes).map(|l| op.apply(ca.at(l), cb.at(l))));
-        Ok(Value::LaneBool(m))
+        s.regions.trace.push(Step::Mask { op, a, b, mask });
+        Ok(Value::LaneBool(mask))
     }
 }

@@ -118,6 +118,8 @@ impl<R: Real> Machine<'_, R> {
             }
             return;
         }
+        // The survivors move: a replay could not redo that.
+        s.regions.trace.abandon();
         let exit = s.loops.last().and_then(|st| st.exit);
         let (from_slot, from_mask) = (Slot(mark.slots), MaskId(mark.masks));
         let mut keep_slots = std::mem::take(&mut s.keep_slots);

@@ -7,7 +7,7 @@
 use super::compute::{compute, Scratch};
 use crate::mask::Masks;
 use crate::payload::Payloads;
-use crate::regions::Regions;
+use crate::regions::{Regions, Step};
 use crate::tape::{Rec, Tape};
 use crate::value::{MaskId, Slot};
 use shared_ir::{BinaryOp, LinalgOp, Real, Shape, ShapeFault, UnaryOp};
@@ -129,6 +129,17 @@ impl<'a, R: Real> Numbers<'a, R> {
         Ok(out)
     }
 
+    /// Appends the step `step` makes of the uniform result `out`'s offset to the executor's
+    /// trace, while it traces.
+    #[inline(always)]
+    fn trace(&mut self, step: impl FnOnce(u32) -> Step, out: Slot) {
+        if let Some(r) = self.regions.as_deref_mut() {
+            if r.trace.on() {
+                r.trace.push(step(self.pay.info(out).offset() as u32));
+            }
+        }
+    }
+
     /// `op` of `a`, element by element (a uniform scalar computed in place).
     #[inline]
     pub fn unary(&mut self, op: UnaryOp, a: Slot) -> Result<Slot, OpError> {
@@ -136,7 +147,16 @@ impl<'a, R: Real> Numbers<'a, R> {
         let rec = |out| Rec::Unary { op, out, a };
         if ia.is_uniform_scalar() {
             let x = self.pay.data()[ia.offset()];
-            self.scalar(op.apply(x), ia.active(), rec)
+            let out = self.scalar(op.apply(x), ia.active(), rec)?;
+            self.trace(
+                |o| Step::Unary {
+                    op,
+                    out: o,
+                    a: ia.offset() as u32,
+                },
+                out,
+            );
+            Ok(out)
         } else {
             self.emit(ia.shape(), ia.lanes(), ia.active(), rec)
         }
@@ -151,7 +171,17 @@ impl<'a, R: Real> Numbers<'a, R> {
         if ia.is_uniform_scalar() && ib.is_uniform_scalar() {
             let d = self.pay.data();
             let (p, q) = (d[ia.offset()], d[ib.offset()]);
-            return self.scalar(op.apply(p, q), active, rec);
+            let out = self.scalar(op.apply(p, q), active, rec)?;
+            self.trace(
+                |o| Step::Binary {
+                    op,
+                    out: o,
+                    a: ia.offset() as u32,
+                    b: ib.offset() as u32,
+                },
+                out,
+            );
+            return Ok(out);
         }
         let (sa, sb) = (ia.shape(), ib.shape());
         let shape = if sa == sb || sb.is_scalar() {

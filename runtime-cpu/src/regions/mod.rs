@@ -14,6 +14,7 @@
 
 mod encode;
 mod reverse;
+mod trace;
 
 use crate::mask::Masks;
 use crate::ops::{compute, Scratch};
@@ -24,6 +25,7 @@ use encode::{encode_rec, encode_slots, kind, stats};
 use shared_ir::region::{MaskBits, Region, RegionDevice};
 use shared_ir::Real;
 use std::ops::Range;
+pub(crate) use trace::{Step, Trace};
 
 /// How many regions ran where, and how many ops they held.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -85,6 +87,8 @@ pub(crate) struct Regions<R> {
     failed: bool,
     /// Counts of regions run, over the session's life.
     counts: RegionCounts,
+    /// The numeric work of the walk, kept for replay while the ops run at once.
+    pub(crate) trace: Trace,
 }
 
 /// Results of the region a range of host numbers to upload may span (they are overwritten on
@@ -127,6 +131,7 @@ impl<R: Real> Regions<R> {
         self.region.clear();
         self.synced = 0;
         self.stale = 0..0;
+        self.trace.begin(false);
         self.defer
     }
 
@@ -147,6 +152,7 @@ impl<R: Real> Regions<R> {
             return;
         }
         compute(pay, masks, scratch, &rec, parts);
+        self.trace.op(rec, parts);
     }
 
     fn record(&mut self, rec: Rec, parts: &[Slot]) {
