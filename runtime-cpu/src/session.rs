@@ -309,6 +309,9 @@ impl<R: Real> Engine<R> {
             _ => (false, None),
         };
         let hit = replayed.is_some();
+        if !hit {
+            self.forget_trace();
+        }
         let mut walked = None;
         while let Some(group) = queue.pop_front() {
             walks += 1;

@@ -229,3 +229,31 @@ fn another_program_between_runs_does_not_confuse_a_replay() {
         assert_eq!(want, got, "step {step}");
     }
 }
+
+/// A device attached after a walk was kept decides the next run: it walks (and the device
+/// runs its regions), as in a fresh session with that device.
+#[test]
+fn a_device_attached_after_a_kept_walk_runs_the_next_run() {
+    use runtime_gpu::region::TwinRegions;
+    let program = Program::parse("(* x (exp (* k x)))").expect("parses");
+    let opts = RunOptions {
+        grad: GradSpec::All,
+        ..RunOptions::default()
+    };
+    let bind = |k: f64| {
+        Bindings::new()
+            .scalar("k", k)
+            .lanes("x", (0..64).map(|i| i as f64 / 64.0).collect())
+            .expect("lanes")
+    };
+    let mut reused = Session::<f32>::new();
+    reused.run(&program, &bind(0.5), &opts).expect("runs");
+    reused.set_device(Some(Box::new(TwinRegions::<f32>::new())));
+    let got = fingerprint(reused.run(&program, &bind(0.7), &opts).expect("runs"));
+    let mut fresh = Session::<f32>::new();
+    fresh.set_device(Some(Box::new(TwinRegions::<f32>::new())));
+    let want = fingerprint(fresh.run(&program, &bind(0.7), &opts).expect("runs"));
+    assert_eq!(reused.replayed(), 0);
+    assert_eq!(want, got);
+    assert_eq!(reused.region_counts(), fresh.region_counts());
+}

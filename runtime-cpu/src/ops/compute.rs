@@ -43,12 +43,6 @@ pub fn compute<R: Real>(
     rec: &Rec,
     parts: &[Slot],
 ) {
-    let Scratch {
-        a: buf_a,
-        b: buf_b,
-        c: buf_c,
-        lu,
-    } = scratch;
     let lanes = pay.lanes();
     match *rec {
         Rec::Unary { op, out, a } => {
@@ -114,43 +108,114 @@ pub fn compute<R: Real>(
             o.copy_from_slice(&s[first * w..(first + io.n()) * w]);
         }
         Rec::Linalg { op, out, a, b } => {
-            let (ia, io) = (pay.info(a), pay.info(out));
-            let ib = op.binary().then(|| pay.info(b));
-            let l = if io.lanes() { lanes } else { 1 };
-            let (inputs, o) = pay.split(out);
-            let av: &[R] = if ia.lanes() || l == 1 {
-                inputs.get(a)
-            } else {
-                broadcast(buf_a, inputs.get(a), l)
-            };
-            let bv: &[R] = match ib {
-                Some(i) if i.lanes() || l == 1 => inputs.get(b),
-                Some(_) => broadcast(buf_b, inputs.get(b), l),
-                None => &[],
-            };
-            let (m, kk) = dims(ia.shape());
-            let (bm, bn) = ib.map_or((0, 0), |i| dims(i.shape()));
-            let na = ia.n();
-            crate::with_width!(l, w => match op {
-                LinalgOp::Dot => k::dot(o, av, bv, na, w),
-                LinalgOp::Vsum => k::vsum(o, av, na, w),
-                LinalgOp::Norm => k::norm(o, av, na, w),
-                LinalgOp::Normalize => k::normalize(o, av, na, w, buf_c, false),
-                LinalgOp::NormalizeProtected => k::normalize(o, av, na, w, buf_c, true),
-                LinalgOp::Cross => k::cross(o, av, bv, w),
-                LinalgOp::Matvec => k::matvec(o, av, bv, m, kk, w),
-                LinalgOp::Matmul => k::matmul(o, av, bv, m, kk, bn, w),
-                LinalgOp::Transpose => k::transpose(o, av, m, kk, w),
-                LinalgOp::Trace => k::trace(o, av, m, kk, w),
-                LinalgOp::Outer => k::outer(o, av, bv, na, bm, w),
-                LinalgOp::Det => k::det(o, av, m, w, lu),
-                LinalgOp::Logdet => k::logdet(o, av, m, w, lu),
-                LinalgOp::Inv => k::inv(o, av, m, w, lu),
-                LinalgOp::Solve => {
-                    let cols = if ib.is_some_and(|i| matches!(i.shape(), Shape::Matrix(..))) { bn } else { 1 };
-                    k::solve(o, av, bv, m, cols, w, lu)
-                }
-            });
+            let step = LinalgStep::of(pay, op, out, a, b);
+            linalg(pay, scratch, &step);
         }
     }
+}
+
+/// A vector or matrix op with its slots resolved: where its numbers are, whether an operand is
+/// broadcast to the lanes, and the sizes its kernel takes.
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct LinalgStep {
+    op: LinalgOp,
+    /// The result's offset and length in the arena.
+    out: u32,
+    out_len: u32,
+    /// The operands' offsets and lengths (`b`'s length 0 for an op of one operand).
+    a: u32,
+    a_len: u32,
+    b: u32,
+    b_len: u32,
+    /// Bit 0: `a` is uniform under per-lane results (broadcast); bit 1: `b` is.
+    wide: u8,
+    /// The result's lane width.
+    lanes: u32,
+    /// Rows and columns of `a`, rows and columns of `b`, and the columns `solve` solves for.
+    m: u32,
+    k: u32,
+    bm: u32,
+    bn: u32,
+    cols: u32,
+}
+
+impl LinalgStep {
+    /// The op `op` of `a` (and `b`) into `out`, as the arena lays them out now.
+    pub(crate) fn of<R: Real>(
+        pay: &Payloads<R>,
+        op: LinalgOp,
+        out: Slot,
+        a: Slot,
+        b: Slot,
+    ) -> Self {
+        let (ia, io) = (pay.info(a), pay.info(out));
+        let ib = op.binary().then(|| pay.info(b));
+        let lanes = pay.lanes();
+        let l = if io.lanes() { lanes } else { 1 };
+        let (m, k) = dims(ia.shape());
+        let (bm, bn) = ib.map_or((0, 0), |i| dims(i.shape()));
+        let b_matrix = ib.is_some_and(|i| matches!(i.shape(), Shape::Matrix(..)));
+        let wide =
+            u8::from(!ia.lanes() && l > 1) | u8::from(ib.is_some_and(|i| !i.lanes() && l > 1)) << 1;
+        LinalgStep {
+            op,
+            out: io.offset() as u32,
+            out_len: io.stored(lanes) as u32,
+            a: ia.offset() as u32,
+            a_len: ia.stored(lanes) as u32,
+            b: ib.map_or(0, |i| i.offset() as u32),
+            b_len: ib.map_or(0, |i| i.stored(lanes) as u32),
+            wide,
+            lanes: l as u32,
+            m: m as u32,
+            k: k as u32,
+            bm: bm as u32,
+            bn: bn as u32,
+            cols: if b_matrix { bn as u32 } else { 1 },
+        }
+    }
+}
+
+/// Runs a resolved vector or matrix op's kernel on the CPU.
+#[inline(always)]
+pub(crate) fn linalg<R: Real>(pay: &mut Payloads<R>, scratch: &mut Scratch<R>, st: &LinalgStep) {
+    let Scratch {
+        a: buf_a,
+        b: buf_b,
+        c: buf_c,
+        lu,
+    } = scratch;
+    let l = st.lanes as usize;
+    let (before, rest) = pay.data_mut().split_at_mut(st.out as usize);
+    let o = &mut rest[..st.out_len as usize];
+    let at = |x: u32, n: u32| &before[x as usize..(x + n) as usize];
+    let av: &[R] = if st.wide & 1 != 0 {
+        broadcast(buf_a, at(st.a, st.a_len), l)
+    } else {
+        at(st.a, st.a_len)
+    };
+    let bv: &[R] = if st.wide & 2 != 0 {
+        broadcast(buf_b, at(st.b, st.b_len), l)
+    } else {
+        at(st.b, st.b_len)
+    };
+    let (m, kk, bm, bn) = (st.m as usize, st.k as usize, st.bm as usize, st.bn as usize);
+    let na = m * kk;
+    crate::with_width!(l, w => match st.op {
+        LinalgOp::Dot => k::dot(o, av, bv, na, w),
+        LinalgOp::Vsum => k::vsum(o, av, na, w),
+        LinalgOp::Norm => k::norm(o, av, na, w),
+        LinalgOp::Normalize => k::normalize(o, av, na, w, buf_c, false),
+        LinalgOp::NormalizeProtected => k::normalize(o, av, na, w, buf_c, true),
+        LinalgOp::Cross => k::cross(o, av, bv, w),
+        LinalgOp::Matvec => k::matvec(o, av, bv, m, kk, w),
+        LinalgOp::Matmul => k::matmul(o, av, bv, m, kk, bn, w),
+        LinalgOp::Transpose => k::transpose(o, av, m, kk, w),
+        LinalgOp::Trace => k::trace(o, av, m, kk, w),
+        LinalgOp::Outer => k::outer(o, av, bv, na, bm, w),
+        LinalgOp::Det => k::det(o, av, m, w, lu),
+        LinalgOp::Logdet => k::logdet(o, av, m, w, lu),
+        LinalgOp::Inv => k::inv(o, av, m, w, lu),
+        LinalgOp::Solve => k::solve(o, av, bv, m, st.cols as usize, w, lu),
+    });
 }

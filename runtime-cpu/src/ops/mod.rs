@@ -11,6 +11,6 @@
 mod compute;
 mod make;
 
-pub(crate) use compute::dims;
 pub use compute::{compute, Scratch};
+pub(crate) use compute::{dims, linalg, LinalgStep};
 pub use make::{Numbers, OpError};

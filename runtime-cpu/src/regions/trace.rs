@@ -8,9 +8,10 @@
 //! gradients) it would have, bit for bit, without walking. Where one does not, the replay
 //! stops and the session walks again.
 
+use crate::kernels::elementwise::{self, View};
 use crate::mask::Masks;
-use crate::ops::{compute, Scratch};
-use crate::payload::Payloads;
+use crate::ops::{compute, linalg, LinalgStep, Scratch};
+use crate::payload::{Payloads, SlotInfo};
 use crate::tape::Rec;
 use crate::value::{MaskId, Slot};
 use shared_ir::{BinaryOp, CompareOp, Real, UnaryOp};
@@ -49,6 +50,52 @@ pub(crate) enum Step {
     },
     /// A structural integer read from `s` under `mask` (a size or an index): it was `x`.
     Index { s: Slot, mask: MaskId, x: f64 },
+    /// [`Step::Op`] of an elementwise op of one operand, its slots resolved: `n` elements,
+    /// arena offsets, and the operands' [`Form`]s.
+    Map1 {
+        op: UnaryOp,
+        form: u8,
+        n: u32,
+        out: u32,
+        a: u32,
+    },
+    /// [`Step::Op`] of a vector or matrix op, resolved: [`Trace::linalg`]'s entry.
+    Linalg(u32),
+    /// As [`Step::Map1`], of two operands.
+    Map2 {
+        op: BinaryOp,
+        form: u8,
+        n: u32,
+        out: u32,
+        a: u32,
+        b: u32,
+    },
+}
+
+/// Bits of a resolved elementwise step's `form`.
+mod form {
+    /// The result is per lane.
+    pub const OUT_LANES: u8 = 1;
+    /// The first operand is per lane.
+    pub const A_LANES: u8 = 2;
+    /// The first operand is a scalar (broadcast to every element).
+    pub const A_SCALAR: u8 = 4;
+    /// The second operand is per lane.
+    pub const B_LANES: u8 = 8;
+    /// The second operand is a scalar.
+    pub const B_SCALAR: u8 = 16;
+}
+
+/// An operand of a resolved step as the kernel sees it, from `data` (the numbers before the
+/// result), its offset, the step's `n` and lane width `w`, and its lanes and scalar bits.
+#[inline(always)]
+fn operand<R>(data: &[R], at: u32, n: usize, w: usize, lanes: bool, scalar: bool) -> View<'_, R> {
+    let len = if scalar { 1 } else { n } * if lanes { w } else { 1 };
+    View {
+        data: &data[at as usize..at as usize + len],
+        lanes: lanes && w > 1,
+        scalar,
+    }
 }
 
 /// The steps of one walk, in order.
@@ -57,6 +104,8 @@ pub(crate) struct Trace {
     steps: Vec<Step>,
     /// The parts of the traced packs.
     parts: Vec<Slot>,
+    /// The vector and matrix ops of [`Step::Linalg`].
+    linalg: Vec<LinalgStep>,
     /// True while a walk is traced.
     on: bool,
     /// Set when the traced walk did something a replay cannot redo (it moved live numbers,
@@ -69,6 +118,7 @@ impl Trace {
     pub(crate) fn begin(&mut self, on: bool) {
         self.steps.clear();
         self.parts.clear();
+        self.linalg.clear();
         self.on = on;
         self.broken = false;
     }
@@ -113,7 +163,7 @@ impl Trace {
     /// Appends the op `rec` that just ran (`parts`: a pack's parts) while tracing.
     #[inline(always)]
     pub(crate) fn op(&mut self, rec: Rec, parts: &[Slot]) {
-        if !self.on {
+        if !self.on || self.broken {
             return;
         }
         let rec = match rec {
@@ -132,6 +182,51 @@ impl Trace {
         self.push(Step::Op(rec));
     }
 
+    /// Resolves the elementwise ops' slots to arena offsets, so that their replay reads no
+    /// slot description.
+    pub(crate) fn resolve<R: Real>(&mut self, pay: &Payloads<R>) {
+        let lanes = |i: &SlotInfo, w: usize| i.lanes() && w > 1;
+        for step in &mut self.steps {
+            *step = match *step {
+                Step::Op(Rec::Unary { op, out, a }) => {
+                    let (io, ia) = (pay.info(out), pay.info(a));
+                    let w = if io.lanes() { pay.lanes() } else { 1 };
+                    let mut f = if io.lanes() { form::OUT_LANES } else { 0 };
+                    f |= if lanes(&ia, w) { form::A_LANES } else { 0 };
+                    Step::Map1 {
+                        op,
+                        form: f,
+                        n: ia.n() as u32,
+                        out: io.offset() as u32,
+                        a: ia.offset() as u32,
+                    }
+                }
+                Step::Op(Rec::Binary { op, out, a, b }) => {
+                    let (io, ia, ib) = (pay.info(out), pay.info(a), pay.info(b));
+                    let w = if io.lanes() { pay.lanes() } else { 1 };
+                    let mut f = if io.lanes() { form::OUT_LANES } else { 0 };
+                    f |= if lanes(&ia, w) { form::A_LANES } else { 0 };
+                    f |= if ia.is_scalar() { form::A_SCALAR } else { 0 };
+                    f |= if lanes(&ib, w) { form::B_LANES } else { 0 };
+                    f |= if ib.is_scalar() { form::B_SCALAR } else { 0 };
+                    Step::Map2 {
+                        op,
+                        form: f,
+                        n: io.n() as u32,
+                        out: io.offset() as u32,
+                        a: ia.offset() as u32,
+                        b: ib.offset() as u32,
+                    }
+                }
+                Step::Op(Rec::Linalg { op, out, a, b }) => {
+                    self.linalg.push(LinalgStep::of(pay, op, out, a, b));
+                    Step::Linalg(self.linalg.len() as u32 - 1)
+                }
+                other => other,
+            };
+        }
+    }
+
     /// Redoes the traced numeric work over the arena, whose inputs hold new numbers of the
     /// traced layout. False at the first decision that comes out differently (the arena's
     /// numbers are then partly new, partly old, and a walk must start afresh).
@@ -141,8 +236,50 @@ impl Trace {
         masks: &Masks,
         scratch: &mut Scratch<R>,
     ) -> bool {
+        let l = pay.lanes();
         for step in &self.steps {
             match *step {
+                Step::Map1 {
+                    op,
+                    form: f,
+                    n,
+                    out,
+                    a,
+                } => {
+                    let (n, w) = (n as usize, if f & form::OUT_LANES != 0 { l } else { 1 });
+                    let (before, o) = pay.data_mut().split_at_mut(out as usize);
+                    let va = operand(before, a, n, w, f & form::A_LANES != 0, false);
+                    crate::with_width!(w, lw => elementwise::unary(op, &mut o[..n * w], va, n, lw));
+                }
+                Step::Map2 {
+                    op,
+                    form: f,
+                    n,
+                    out,
+                    a,
+                    b,
+                } => {
+                    let (n, w) = (n as usize, if f & form::OUT_LANES != 0 { l } else { 1 });
+                    let (before, o) = pay.data_mut().split_at_mut(out as usize);
+                    let va = operand(
+                        before,
+                        a,
+                        n,
+                        w,
+                        f & form::A_LANES != 0,
+                        f & form::A_SCALAR != 0,
+                    );
+                    let vb = operand(
+                        before,
+                        b,
+                        n,
+                        w,
+                        f & form::B_LANES != 0,
+                        f & form::B_SCALAR != 0,
+                    );
+                    crate::with_width!(w, lw => elementwise::binary(op, &mut o[..n * w], va, vb, n, lw));
+                }
+                Step::Linalg(k) => linalg(pay, scratch, &self.linalg[k as usize]),
                 Step::Op(rec) => compute(pay, masks, scratch, &rec, &self.parts),
                 Step::Unary { op, out, a } => {
                     let d = pay.data_mut();

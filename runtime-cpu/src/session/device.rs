@@ -14,6 +14,8 @@ impl<R: Real> Session<R> {
     /// when its cost model says so; results are the same up to the device's arithmetic.
     pub fn set_device(&mut self, device: Option<Box<dyn RegionDevice<R>>>) {
         self.engine.state.regions.attach(device);
+        // The last walk ran without this device: the next run walks.
+        self.engine.forget_trace();
     }
 
     /// The attached region device.

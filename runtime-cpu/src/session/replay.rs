@@ -25,8 +25,8 @@ pub(super) const MAX_MISSES: u32 = 4;
 enum Kind {
     /// One uniform number.
     Number,
-    /// A uniform tensor.
-    Uniform(Shape),
+    /// A uniform tensor, with how many numbers it holds (which its shape does not fix).
+    Uniform(Shape, usize),
     /// One value per lane.
     Lanes(Shape),
 }
@@ -35,7 +35,7 @@ impl Kind {
     fn of(b: &Binding) -> Kind {
         match b {
             Binding::Uniform(t) if t.shape.is_scalar() && t.data.len() == 1 => Kind::Number,
-            Binding::Uniform(t) => Kind::Uniform(t.shape),
+            Binding::Uniform(t) => Kind::Uniform(t.shape, t.data.len()),
             Binding::Lanes { shape, .. } => Kind::Lanes(*shape),
         }
     }
@@ -116,9 +116,14 @@ impl<R: Real> Engine<R> {
         limits: Limits,
     ) -> (bool, Option<(Value, u64)>) {
         let lanes = group.len();
+        let device = self.state.regions.device().is_some();
         let r = &mut self.replay;
         if !r.same_layout(program, bindings, inputs, lanes, taping, limits) {
             return (true, None);
+        }
+        if device {
+            // The device decides per walk where the walk's ops run.
+            return (false, None);
         }
         if r.misses >= MAX_MISSES {
             return (false, None);
@@ -144,6 +149,12 @@ impl<R: Real> Engine<R> {
         (false, r.value.map(|v| (v, r.steps)))
     }
 
+    /// Before a run walks: no run replays until a walk is kept (a walk that does not finish,
+    /// a panic, leaves the arena and the slots of the kept walk behind).
+    pub(super) fn forget_trace(&mut self) {
+        self.replay.ready = false;
+    }
+
     /// After a run that walked: keeps the trace when the run was one traced walk and it
     /// succeeded with `value` in `steps` node visits (else no run replays until one is).
     pub(super) fn keep_trace(&mut self, walked: Option<(Value, u64)>, walks: usize) {
@@ -153,6 +164,7 @@ impl<R: Real> Engine<R> {
         r.ready = false;
         if let (Some((v, steps)), 1, true) = (walked, walks, complete) {
             (r.value, r.steps, r.ready) = (Some(v), steps, true);
+            self.state.regions.trace.resolve(&self.state.pay);
         }
     }
 }
