@@ -210,6 +210,21 @@ fn step<R: Real, G: Gate, W: Width>(
             }
             adj.clear(&io);
         }
+        Rec::Trig { out, a, d, .. } => {
+            let (io, ia, id) = (pay.info(out), pay.info(a), pay.info(d));
+            if let Some((da, g)) = adj.pair(&ia, &io) {
+                let dv = pay.get_info(&id);
+                // Element by element, a run of lanes each (the lane of each number for the
+                // gate: lane 0 at one lane).
+                let rows = da.chunks_exact_mut(l).zip(g.chunks_exact(l));
+                for ((da, g), dv) in rows.zip(dv.chunks_exact(l)) {
+                    for lane in 0..l {
+                        da[lane] += gate.pass(lane, g[lane] * dv[lane]);
+                    }
+                }
+            }
+            adj.clear(&io);
+        }
         Rec::Binary { op, out, a, b } => {
             let (io, ia, ib) = (pay.info(out), pay.info(a), pay.info(b));
             if W::ONE && io.is_scalar() {

@@ -18,6 +18,19 @@ pub enum Rec {
         /// Operand.
         a: Slot,
     },
+    /// `sin` or `cos` of a per-lane operand (or at one lane) with its derivative kept: `d`
+    /// (made right after `out`, of its layout) holds `cos` of the operand for `sin`, `-sin` for
+    /// `cos`, computed in the same pass, which the reverse pass reads instead of computing it.
+    Trig {
+        /// `Sin` or `Cos`.
+        op: UnaryOp,
+        /// Result.
+        out: Slot,
+        /// Operand.
+        a: Slot,
+        /// The derivative.
+        d: Slot,
+    },
     /// Elementwise binary with scalar broadcast.
     Binary {
         /// The op.

@@ -54,6 +54,8 @@ pub trait Real:
     fn sin_slice(out: &mut [Self], xs: &[Self]);
     /// `out[i] = xs[i].cos()`, vectorised over the slice.
     fn cos_slice(out: &mut [Self], xs: &[Self]);
+    /// `s[i] = xs[i].sin()` and `c[i] = xs[i].cos()` in one pass, vectorised over the slice.
+    fn sin_cos_slice(s: &mut [Self], c: &mut [Self], xs: &[Self]);
     /// `out[i] = xs[i].exp()`, vectorised over the slice.
     fn exp_slice(out: &mut [Self], xs: &[Self]);
     /// `out[i] = xs[i].ln()`, vectorised over the slice.
@@ -82,7 +84,7 @@ pub trait Real:
 }
 
 macro_rules! impl_real {
-    ($t:ty, $name:literal, $sin_slice:path, $cos_slice:path, $exp_slice:path, $ln_slice:path) => {
+    ($t:ty, $name:literal, $sin_slice:path, $cos_slice:path, $sin_cos_slice:path, $exp_slice:path, $ln_slice:path) => {
         impl Real for $t {
             const ZERO: Self = 0.0;
             const ONE: Self = 1.0;
@@ -122,6 +124,10 @@ macro_rules! impl_real {
             #[inline(always)]
             fn cos_slice(out: &mut [Self], xs: &[Self]) {
                 $cos_slice(out, xs)
+            }
+            #[inline(always)]
+            fn sin_cos_slice(s: &mut [Self], c: &mut [Self], xs: &[Self]) {
+                $sin_cos_slice(s, c, xs)
             }
             #[inline(always)]
             fn exp_slice(out: &mut [Self], xs: &[Self]) {
@@ -172,6 +178,7 @@ impl_real!(
     "f64",
     vmath::sin_slice,
     vmath::cos_slice,
+    vmath::sin_cos_slice,
     vmath::exp_slice,
     vmath::ln_slice
 );
@@ -180,6 +187,7 @@ impl_real!(
     "f32",
     vmath::sin_slice_f32,
     vmath::cos_slice_f32,
+    vmath::sin_cos_slice_f32,
     vmath::exp_slice_f32,
     vmath::ln_slice_f32
 );

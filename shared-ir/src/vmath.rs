@@ -213,6 +213,80 @@ pub fn ln_slice_f32(out: &mut [f32], xs: &[f32]) {
     dispatch(out, xs, Fun::Ln);
 }
 
+/// `s[i] = sin(xs[i])` and `c[i] = cos(xs[i])` in one pass (one reduction of each argument),
+/// the same numbers as [`sin_slice`] and [`cos_slice`].
+#[inline(always)]
+pub fn sin_cos_slice(s: &mut [f64], c: &mut [f64], xs: &[f64]) {
+    dispatch_pair(s, c, xs);
+}
+
+/// [`sin_cos_slice`] in `f32` (computed in `f64` and rounded).
+#[inline(always)]
+pub fn sin_cos_slice_f32(s: &mut [f32], c: &mut [f32], xs: &[f32]) {
+    dispatch_pair(s, c, xs);
+}
+
+/// [`pair_loop`] compiled for AVX2 where the CPU has it, else for the baseline (as
+/// [`dispatch`]).
+#[inline(always)]
+fn dispatch_pair<T: Copy + Into<f64> + Narrow>(s: &mut [T], c: &mut [T], xs: &[T]) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU supports AVX2, checked just above; that is the only condition of
+        // calling a function compiled with `target_feature(enable = "avx2")`.
+        #[allow(unsafe_code)]
+        unsafe {
+            pair_loop_avx2(s, c, xs)
+        };
+        return;
+    }
+    pair_loop(s, c, xs);
+}
+
+/// [`pair_loop`], compiled for AVX2.
+///
+/// # Safety
+///
+/// The CPU must support AVX2. (An `unsafe fn`, as `target_feature` requires before Rust 1.86.)
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[allow(unsafe_code)]
+unsafe fn pair_loop_avx2<T: Copy + Into<f64> + Narrow>(s: &mut [T], c: &mut [T], xs: &[T]) {
+    pair_loop(s, c, xs);
+}
+
+/// Sine and cosine of every number of `xs`: the reduced form on every lane, then the standard
+/// library's functions on the lanes beyond [`TRIG_LIMIT`], as [`trig_slice`].
+#[inline(always)]
+fn pair_loop<T: Copy + Into<f64> + Narrow>(s: &mut [T], c: &mut [T], xs: &[T]) {
+    let n = xs.len();
+    let (s, c) = (&mut s[..n], &mut c[..n]);
+    let mut any_far = false;
+    for i in 0..n {
+        let x: f64 = xs[i].into();
+        let (r, y, q) = reduce(x);
+        let (ps, pc) = (sin_poly(r, y), cos_poly(r, y));
+        // As `trig_core` picks for quadrant `q` (the sine) and `q + 1` (the cosine).
+        let pick = |q: u64| {
+            let swap = 0u64.wrapping_sub(q & 1);
+            let v = (pc.to_bits() & swap) | (ps.to_bits() & !swap);
+            f64::from_bits(v ^ ((q & 2) << 62))
+        };
+        let sin = if x == 0.0 { x } else { pick(q) };
+        s[i] = T::narrow(sin);
+        c[i] = T::narrow(pick(q.wrapping_add(1)));
+        any_far |= !near(x);
+    }
+    if any_far {
+        for i in 0..n {
+            let x: f64 = xs[i].into();
+            if !near(x) {
+                (s[i], c[i]) = (T::narrow(x.sin()), T::narrow(x.cos()));
+            }
+        }
+    }
+}
+
 /// A function of the slice versions.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 enum Fun {
@@ -626,6 +700,40 @@ mod tests {
         cos_slice_f32(&mut out32, &xs32);
         for (&o, &x) in out32.iter().zip(&xs32) {
             assert_eq!(o.to_bits(), (cos(x as f64) as f32).to_bits(), "cos({x:e})");
+        }
+    }
+
+    #[test]
+    fn sine_and_cosine_in_one_pass_are_the_slices_numbers() {
+        let mut xs = args(14, 10_000, -1e7, 1e7, false);
+        xs.extend(args(15, 10_000, -4.0, 4.0, false));
+        xs.extend([
+            f64::NAN,
+            f64::INFINITY,
+            -f64::INFINITY,
+            3e6,
+            -2e300,
+            0.5,
+            0.0,
+            -0.0,
+        ]);
+        let (mut s, mut c) = (vec![0.0; xs.len()], vec![0.0; xs.len()]);
+        sin_cos_slice(&mut s, &mut c, &xs);
+        for ((&s, &c), &x) in s.iter().zip(&c).zip(&xs) {
+            assert_eq!(s.to_bits(), sin(x).to_bits(), "sin({x:e})");
+            assert_eq!(c.to_bits(), cos(x).to_bits(), "cos({x:e})");
+        }
+        // The baseline build gives the AVX2 build's bits.
+        let (mut bs, mut bc) = (vec![0.0; xs.len()], vec![0.0; xs.len()]);
+        pair_loop(&mut bs, &mut bc, &xs);
+        assert!(bs.iter().zip(&s).all(|(a, b)| a.to_bits() == b.to_bits()));
+        assert!(bc.iter().zip(&c).all(|(a, b)| a.to_bits() == b.to_bits()));
+        let xs32: Vec<f32> = xs.iter().map(|&x| x as f32).collect();
+        let (mut s32, mut c32) = (vec![0.0f32; xs.len()], vec![0.0f32; xs.len()]);
+        sin_cos_slice_f32(&mut s32, &mut c32, &xs32);
+        for ((&s, &c), &x) in s32.iter().zip(&c32).zip(&xs32) {
+            assert_eq!(s.to_bits(), (sin(x as f64) as f32).to_bits(), "sin({x:e})");
+            assert_eq!(c.to_bits(), (cos(x as f64) as f32).to_bits(), "cos({x:e})");
         }
     }
 

@@ -11,7 +11,7 @@ use crate::mask::Masks;
 use crate::payload::{Col, Payloads};
 use crate::tape::{LinalgOp, Rec};
 use crate::value::Slot;
-use shared_ir::{Real, Shape};
+use shared_ir::{Real, Shape, UnaryOp};
 
 /// Scratch buffers of the kernels (broadcast operands, a normalised vector, LU factors), kept
 /// between ops so that nothing is allocated per op.
@@ -55,6 +55,23 @@ pub fn compute<R: Real>(
                 scalar: false,
             };
             crate::with_width!(w, lw => elementwise::unary(op, o, va, ia.n(), lw));
+        }
+        Rec::Trig { op, out, a, d } => {
+            let (ia, io, id) = (pay.info(a), pay.info(out), pay.info(d));
+            let n = io.stored(lanes);
+            let (lo, dd) = pay.data_mut().split_at_mut(id.offset());
+            let (before, o) = lo.split_at_mut(io.offset());
+            let (xs, o, dd) = (
+                &before[ia.offset()..ia.offset() + n],
+                &mut o[..n],
+                &mut dd[..n],
+            );
+            if op == UnaryOp::Sin {
+                R::sin_cos_slice(o, dd, xs);
+            } else {
+                R::sin_cos_slice(dd, o, xs);
+                dd.iter_mut().for_each(|v| *v = -*v);
+            }
         }
         Rec::Binary { op, out, a, b } => {
             let (ia, ib, io) = (pay.info(a), pay.info(b), pay.info(out));

@@ -6,7 +6,7 @@
 
 use super::compute::{compute, Scratch};
 use crate::mask::Masks;
-use crate::payload::Payloads;
+use crate::payload::{Payloads, SlotInfo};
 use crate::regions::{Regions, Step};
 use crate::tape::{Rec, Tape};
 use crate::value::{MaskId, Slot};
@@ -145,6 +145,14 @@ impl<'a, R: Real> Numbers<'a, R> {
     pub fn unary(&mut self, op: UnaryOp, a: Slot) -> Result<Slot, OpError> {
         let ia = self.pay.info(a);
         let rec = |out| Rec::Unary { op, out, a };
+        let trig = matches!(op, UnaryOp::Sin | UnaryOp::Cos)
+            && ia.active()
+            && self.taping
+            && (ia.lanes() || self.pay.lanes() == 1)
+            && self.regions.as_deref().is_none_or(|r| r.device().is_none());
+        if trig && !ia.is_uniform_scalar() {
+            return self.trig(op, a, ia);
+        }
         if ia.is_uniform_scalar() {
             let x = self.pay.data()[ia.offset()];
             let out = self.scalar(op.apply(x), ia.active(), rec)?;
@@ -160,6 +168,31 @@ impl<'a, R: Real> Numbers<'a, R> {
         } else {
             self.emit(ia.shape(), ia.lanes(), ia.active(), rec)
         }
+    }
+
+    /// `sin` or `cos` of `a` (described by `ia`), taped with its derivative ([`Rec::Trig`]).
+    fn trig(&mut self, op: UnaryOp, a: Slot, ia: SlotInfo) -> Result<Slot, OpError> {
+        let (shape, lanes) = (ia.shape(), ia.lanes());
+        let Some((out, io)) = self.pay.alloc_info(shape, lanes, true) else {
+            return Err(OpError::Memory);
+        };
+        let Some((d, _)) = self.pay.alloc_info(shape, lanes, false) else {
+            return Err(OpError::Memory);
+        };
+        let rec = Rec::Trig { op, out, a, d };
+        match &mut self.regions {
+            Some(r) => r.exec(
+                self.pay,
+                self.masks,
+                self.scratch,
+                rec,
+                self.parts,
+                io.lanes(),
+            ),
+            None => compute(self.pay, self.masks, self.scratch, &rec, self.parts),
+        }
+        self.tape.push(rec, self.mask);
+        Ok(out)
     }
 
     /// `a op b`, element by element; a scalar broadcasts against a tensor.

@@ -21,6 +21,7 @@ fn work<R: Real>(pay: &Payloads<R>, rec: &Rec) -> u64 {
         }
         Rec::Pack { out, count, .. } => len(out) + u64::from(count),
         Rec::Unary { out, .. }
+        | Rec::Trig { out, .. }
         | Rec::Binary { out, .. }
         | Rec::Select { out, .. }
         | Rec::Extract { out, .. } => len(out),
@@ -82,7 +83,8 @@ pub(crate) fn encode_rec(region: &mut Region, rec: &Rec, mask: u32, parts: &[Slo
         ..OpRecord::default()
     };
     match *rec {
-        Rec::Unary { op, out, a } => {
+        // A region's device computes `sin` and `cos` (and their derivatives) itself.
+        Rec::Unary { op, out, a } | Rec::Trig { op, out, a, .. } => {
             (r.opcode, r.sub, r.out, r.a) = (Opcode::Unary, op.code(), out.0, a.0);
         }
         Rec::Binary { op, out, a, b } => {
@@ -143,7 +145,7 @@ pub(crate) fn stats<R: Real>(
 /// A record's opcode, sub-op and result.
 pub(crate) fn kind(rec: &Rec) -> (Opcode, u32, Slot) {
     match *rec {
-        Rec::Unary { op, out, .. } => (Opcode::Unary, op.code(), out),
+        Rec::Unary { op, out, .. } | Rec::Trig { op, out, .. } => (Opcode::Unary, op.code(), out),
         Rec::Binary { op, out, .. } => (Opcode::Binary, op.code(), out),
         Rec::Select { out, .. } => (Opcode::Select, 0, out),
         Rec::Pack { out, .. } => (Opcode::Pack, 0, out),
