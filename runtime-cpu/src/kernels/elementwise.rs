@@ -437,6 +437,15 @@ pub fn binary_grad_both<R: Real, G: Gate>(
         (BinaryOp::Mul, Col::Uniform(a), Col::Lanes(b)) => {
             both(da, db, g, |j| K.partials(a, b[j], R::ZERO), one_lane, gate)
         }
+        // Those of `/` read the divisor and the result.
+        (BinaryOp::Div, _, Col::Lanes(b)) => match y {
+            Col::Lanes(y) => both(da, db, g, |j| K.partials(R::ZERO, b[j], y[j]), one_lane, gate),
+            Col::Uniform(y) => both(da, db, g, |j| K.partials(R::ZERO, b[j], y), one_lane, gate),
+        },
+        (BinaryOp::Div, _, Col::Uniform(b)) => match y {
+            Col::Lanes(y) => both(da, db, g, |j| K.partials(R::ZERO, b, y[j]), one_lane, gate),
+            Col::Uniform(y) => both(da, db, g, |_| K.partials(R::ZERO, b, y), one_lane, gate),
+        },
         _ => both(da, db, g, |j| K.partials(a.at(j), b.at(j), y.at(j)), one_lane, gate),
     })
 }
