@@ -5,95 +5,30 @@ use super::{Gate, Width};
 use crate::payload::Col;
 use shared_ir::{BinaryOp, Real, UnaryOp};
 
+/// Expands `$body` once per variant `$v` of the op enum `$ty` that `$op` may be, with `$k`
+/// bound to that variant as a constant.
+macro_rules! each_op {
+    ($ty:ident, $op:expr, $k:ident => $body:expr; $($v:ident)*) => {
+        match $op {
+            $($ty::$v => {
+                const $k: $ty = $ty::$v;
+                $body
+            })*
+        }
+    };
+}
+
 /// Expands `$body` once per binary op with `$k` bound to that op as a constant.
 macro_rules! each_binary_op {
     ($op:expr, $k:ident => $body:expr) => {
-        match $op {
-            BinaryOp::Add => {
-                const $k: BinaryOp = BinaryOp::Add;
-                $body
-            }
-            BinaryOp::Sub => {
-                const $k: BinaryOp = BinaryOp::Sub;
-                $body
-            }
-            BinaryOp::Mul => {
-                const $k: BinaryOp = BinaryOp::Mul;
-                $body
-            }
-            BinaryOp::Div => {
-                const $k: BinaryOp = BinaryOp::Div;
-                $body
-            }
-            BinaryOp::Pow => {
-                const $k: BinaryOp = BinaryOp::Pow;
-                $body
-            }
-            BinaryOp::Min => {
-                const $k: BinaryOp = BinaryOp::Min;
-                $body
-            }
-            BinaryOp::Max => {
-                const $k: BinaryOp = BinaryOp::Max;
-                $body
-            }
-            BinaryOp::Modulo => {
-                const $k: BinaryOp = BinaryOp::Modulo;
-                $body
-            }
-            BinaryOp::Remainder => {
-                const $k: BinaryOp = BinaryOp::Remainder;
-                $body
-            }
-        }
+        each_op!(BinaryOp, $op, $k => $body; Add Sub Mul Div Pow Min Max Modulo Remainder)
     };
 }
 
 /// Expands `$body` once per unary op with `$k` bound to that op as a constant.
 macro_rules! each_unary_op {
     ($op:expr, $k:ident => $body:expr) => {
-        match $op {
-            UnaryOp::Neg => {
-                const $k: UnaryOp = UnaryOp::Neg;
-                $body
-            }
-            UnaryOp::Recip => {
-                const $k: UnaryOp = UnaryOp::Recip;
-                $body
-            }
-            UnaryOp::Sin => {
-                const $k: UnaryOp = UnaryOp::Sin;
-                $body
-            }
-            UnaryOp::Cos => {
-                const $k: UnaryOp = UnaryOp::Cos;
-                $body
-            }
-            UnaryOp::Exp => {
-                const $k: UnaryOp = UnaryOp::Exp;
-                $body
-            }
-            UnaryOp::Log => {
-                const $k: UnaryOp = UnaryOp::Log;
-                $body
-            }
-            UnaryOp::Sqrt => {
-                const $k: UnaryOp = UnaryOp::Sqrt;
-                $body
-            }
-            UnaryOp::Abs => {
-                const $k: UnaryOp = UnaryOp::Abs;
-                $body
-            }
-            UnaryOp::LogProtected => {
-                const $k: UnaryOp = UnaryOp::LogProtected;
-                $body
-            }
-            UnaryOp::SqrtProtected => {
-                const $k: UnaryOp = UnaryOp::SqrtProtected;
-                $body
-            }
-        }
+        each_op!(UnaryOp, $op, $k => $body; Neg Recip Sin Cos Exp Log Sqrt Abs LogProtected SqrtProtected)
     };
 }
 
