@@ -5,6 +5,7 @@
 //! steps and a search's restarts change numbers only. The replay checks every decision the
 //! walk made on numbers; where one comes out differently it stops, and the run walks (and
 //! traces) afresh. After [`MAX_MISSES`] such misses in a row a layout is walked from then on.
+//! A run of several lane blocks, and every run of a session with a device attached, walks.
 
 use super::{contiguous, Engine, Input};
 use crate::bindings::{Binding, Bindings};
