@@ -168,13 +168,12 @@ pub fn matvec_matrix<R: Real, G: Gate, W: Width>(
     gate: G,
 ) {
     if W::ONE && G::ALL {
-        let (adj, g, v) = (&mut adj[..m * k], &g[..m], &v[..k]);
-        for i in 0..m {
-            for j in 0..k {
-                adj[i * k + j] += g[i] * v[j];
-            }
-        }
-        return;
+        return match (m, k) {
+            (2, 2) => matvec_matrix_one(adj, g, v, 2, 2),
+            (3, 3) => matvec_matrix_one(adj, g, v, 3, 3),
+            (4, 4) => matvec_matrix_one(adj, g, v, 4, 4),
+            _ => matvec_matrix_one(adj, g, v, m, k),
+        };
     }
     let t = column(tmp, w);
     for i in 0..m {
@@ -182,6 +181,18 @@ pub fn matvec_matrix<R: Real, G: Gate, W: Width>(
             accumulate(col_mut(adj, i * k + j, w), t, gate, |a| {
                 fma_into(a, col(g, i, w), col(v, j, w))
             });
+        }
+    }
+}
+
+/// [`matvec_matrix`] at one lane, every lane kept: inlined where the sizes are literals, so
+/// that the loops unroll (the same operations in the same order, so the same bits).
+#[inline(always)]
+fn matvec_matrix_one<R: Real>(adj: &mut [R], g: &[R], v: &[R], m: usize, k: usize) {
+    let (adj, g, v) = (&mut adj[..m * k], &g[..m], &v[..k]);
+    for i in 0..m {
+        for j in 0..k {
+            adj[i * k + j] += g[i] * v[j];
         }
     }
 }
@@ -199,21 +210,31 @@ pub fn matvec_vector<R: Real, G: Gate, W: Width>(
     gate: G,
 ) {
     if W::ONE && G::ALL {
-        let (adj, g, a) = (&mut adj[..k], &g[..m], &a[..m * k]);
-        for j in 0..k {
-            let mut acc = adj[j];
-            for i in 0..m {
-                acc += a[i * k + j] * g[i];
-            }
-            adj[j] = acc;
-        }
-        return;
+        return match (m, k) {
+            (2, 2) => matvec_vector_one(adj, g, a, 2, 2),
+            (3, 3) => matvec_vector_one(adj, g, a, 3, 3),
+            (4, 4) => matvec_vector_one(adj, g, a, 4, 4),
+            _ => matvec_vector_one(adj, g, a, m, k),
+        };
     }
     let t = column(tmp, w);
     for j in 0..k {
         accumulate(col_mut(adj, j, w), t, gate, |ad| {
             add_products(ad, m, |i| (col(a, i * k + j, w), col(g, i, w)));
         });
+    }
+}
+
+/// [`matvec_vector`] at one lane, every lane kept, as [`matvec_matrix_one`].
+#[inline(always)]
+fn matvec_vector_one<R: Real>(adj: &mut [R], g: &[R], a: &[R], m: usize, k: usize) {
+    let (adj, g, a) = (&mut adj[..k], &g[..m], &a[..m * k]);
+    for j in 0..k {
+        let mut acc = adj[j];
+        for i in 0..m {
+            acc += a[i * k + j] * g[i];
+        }
+        adj[j] = acc;
     }
 }
 
@@ -231,17 +252,12 @@ pub fn matmul_left<R: Real, G: Gate, W: Width>(
     gate: G,
 ) {
     if W::ONE && G::ALL {
-        let (adj, g, b) = (&mut adj[..m * k], &g[..m * n], &b[..k * n]);
-        for i in 0..m {
-            for p in 0..k {
-                let mut acc = adj[i * k + p];
-                for j in 0..n {
-                    acc += g[i * n + j] * b[p * n + j];
-                }
-                adj[i * k + p] = acc;
-            }
-        }
-        return;
+        return match (m, k, n) {
+            (2, 2, 2) => matmul_left_one(adj, g, b, 2, 2, 2),
+            (3, 3, 3) => matmul_left_one(adj, g, b, 3, 3, 3),
+            (4, 4, 4) => matmul_left_one(adj, g, b, 4, 4, 4),
+            _ => matmul_left_one(adj, g, b, m, k, n),
+        };
     }
     let t = column(tmp, w);
     for i in 0..m {
@@ -249,6 +265,21 @@ pub fn matmul_left<R: Real, G: Gate, W: Width>(
             accumulate(col_mut(adj, i * k + p, w), t, gate, |ad| {
                 add_products(ad, n, |j| (col(g, i * n + j, w), col(b, p * n + j, w)));
             });
+        }
+    }
+}
+
+/// [`matmul_left`] at one lane, every lane kept, as [`matvec_matrix_one`].
+#[inline(always)]
+fn matmul_left_one<R: Real>(adj: &mut [R], g: &[R], b: &[R], m: usize, k: usize, n: usize) {
+    let (adj, g, b) = (&mut adj[..m * k], &g[..m * n], &b[..k * n]);
+    for i in 0..m {
+        for p in 0..k {
+            let mut acc = adj[i * k + p];
+            for j in 0..n {
+                acc += g[i * n + j] * b[p * n + j];
+            }
+            adj[i * k + p] = acc;
         }
     }
 }
@@ -267,17 +298,12 @@ pub fn matmul_right<R: Real, G: Gate, W: Width>(
     gate: G,
 ) {
     if W::ONE && G::ALL {
-        let (adj, g, a) = (&mut adj[..k * n], &g[..m * n], &a[..m * k]);
-        for p in 0..k {
-            for j in 0..n {
-                let mut acc = adj[p * n + j];
-                for i in 0..m {
-                    acc += a[i * k + p] * g[i * n + j];
-                }
-                adj[p * n + j] = acc;
-            }
-        }
-        return;
+        return match (m, k, n) {
+            (2, 2, 2) => matmul_right_one(adj, g, a, 2, 2, 2),
+            (3, 3, 3) => matmul_right_one(adj, g, a, 3, 3, 3),
+            (4, 4, 4) => matmul_right_one(adj, g, a, 4, 4, 4),
+            _ => matmul_right_one(adj, g, a, m, k, n),
+        };
     }
     let t = column(tmp, w);
     for p in 0..k {
@@ -285,6 +311,21 @@ pub fn matmul_right<R: Real, G: Gate, W: Width>(
             accumulate(col_mut(adj, p * n + j, w), t, gate, |ad| {
                 add_products(ad, m, |i| (col(a, i * k + p, w), col(g, i * n + j, w)));
             });
+        }
+    }
+}
+
+/// [`matmul_right`] at one lane, every lane kept, as [`matvec_matrix_one`].
+#[inline(always)]
+fn matmul_right_one<R: Real>(adj: &mut [R], g: &[R], a: &[R], m: usize, k: usize, n: usize) {
+    let (adj, g, a) = (&mut adj[..k * n], &g[..m * n], &a[..m * k]);
+    for p in 0..k {
+        for j in 0..n {
+            let mut acc = adj[p * n + j];
+            for i in 0..m {
+                acc += a[i * k + p] * g[i * n + j];
+            }
+            adj[p * n + j] = acc;
         }
     }
 }
@@ -442,6 +483,34 @@ fn inverse_transpose_scaled<R: Real, G: Gate, W: Width>(
     }
 }
 
+/// [`inv`] at one lane, every lane kept, as [`matvec_matrix_one`].
+#[inline(always)]
+fn inv_one<R: Real>(adj: &mut [R], g: &[R], y: &[R], n: usize, tmp: &mut Vec<R>) {
+    let nn = n * n;
+    if tmp.len() < nn {
+        tmp.resize(nn, R::ZERO);
+    }
+    let (tm, adj, g, y) = (&mut tmp[..nn], &mut adj[..nn], &g[..nn], &y[..nn]);
+    for i in 0..n {
+        for p in 0..n {
+            let mut acc = R::ZERO;
+            for k in 0..n {
+                acc += y[k * n + i] * g[k * n + p];
+            }
+            tm[i * n + p] = acc;
+        }
+    }
+    for i in 0..n {
+        for j in 0..n {
+            let mut acc = adj[i * n + j];
+            for p in 0..n {
+                acc -= tm[i * n + p] * y[j * n + p];
+            }
+            adj[i * n + j] = acc;
+        }
+    }
+}
+
 /// `inv`: `adj -= Y^T G Y^T` where `Y` is the inverse.
 #[allow(clippy::too_many_arguments)]
 pub fn inv<R: Real, G: Gate, W: Width>(
@@ -455,30 +524,12 @@ pub fn inv<R: Real, G: Gate, W: Width>(
 ) {
     let l = w.get();
     if W::ONE && G::ALL {
-        let nn = n * n;
-        if tmp.len() < nn {
-            tmp.resize(nn, R::ZERO);
-        }
-        let (tm, adj, g, y) = (&mut tmp[..nn], &mut adj[..nn], &g[..nn], &y[..nn]);
-        for i in 0..n {
-            for p in 0..n {
-                let mut acc = R::ZERO;
-                for k in 0..n {
-                    acc += y[k * n + i] * g[k * n + p];
-                }
-                tm[i * n + p] = acc;
-            }
-        }
-        for i in 0..n {
-            for j in 0..n {
-                let mut acc = adj[i * n + j];
-                for p in 0..n {
-                    acc -= tm[i * n + p] * y[j * n + p];
-                }
-                adj[i * n + j] = acc;
-            }
-        }
-        return;
+        return match n {
+            2 => inv_one(adj, g, y, 2, tmp),
+            3 => inv_one(adj, g, y, 3, tmp),
+            4 => inv_one(adj, g, y, 4, tmp),
+            _ => inv_one(adj, g, y, n, tmp),
+        };
     }
     // T = Y^T G (n x n), then adj_ij -= sum_p T_ip Y_jp; one more column for the gate.
     tmp.clear();
