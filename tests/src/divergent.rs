@@ -47,3 +47,28 @@ pub const DIVERGENT: &[Case] = &[
         &[("x", -2.0, 2.0), ("a", 0.5, 2.0)],
     ),
 ];
+
+/// A program of [`DIVERGENT`], parsed, with its inputs' ranges.
+pub struct Divergent {
+    /// Its name.
+    pub name: &'static str,
+    /// The program.
+    pub program: runtime_cpu::Program,
+    /// Each input's name and the range it is drawn from, per lane.
+    pub inputs: Vec<(String, f64, f64)>,
+}
+
+/// The programs of [`DIVERGENT`], parsed (a program that does not parse panics with its name).
+pub fn divergent() -> Vec<Divergent> {
+    DIVERGENT
+        .iter()
+        .map(|&(name, src, ranges)| Divergent {
+            name,
+            program: runtime_cpu::Program::parse(src).unwrap_or_else(|e| panic!("{name}: {e}")),
+            inputs: ranges
+                .iter()
+                .map(|&(n, lo, hi)| (n.to_string(), lo, hi))
+                .collect(),
+        })
+        .collect()
+}

@@ -5,7 +5,7 @@
 //! In CI the GPU is Mesa's software driver; there a missing adapter fails the test.
 
 use ndvm_tests::devices::{compare_devices, lane_bindings, suite_inputs};
-use ndvm_tests::divergent::DIVERGENT;
+use ndvm_tests::divergent::{divergent, Divergent};
 use ndvm_tests::gates::tol::DEVICE_RTOL;
 use ndvm_tests::{close, fuzz_records, suite};
 use runtime_cpu::{Bindings, Error, GradSpec, Program, RunOptions, Session, Tensor};
@@ -80,12 +80,12 @@ fn divergent_programs_agree_across_devices() {
     };
     let mut gpu = gpu_session(&ctx);
     let mut bad = Vec::new();
-    for (name, src, ranges) in DIVERGENT {
-        let program = Program::parse(src).expect("parses");
-        let inputs: Vec<(String, f64, f64)> = ranges
-            .iter()
-            .map(|&(n, lo, hi)| (n.to_string(), lo, hi))
-            .collect();
+    for Divergent {
+        name,
+        program,
+        inputs,
+    } in divergent()
+    {
         let grad: Vec<String> = inputs.iter().map(|i| i.0.clone()).collect();
         for (i, &w) in WIDTHS.iter().enumerate() {
             let b = lane_bindings(&inputs, &Bindings::new(), w, 77 + i as u64);

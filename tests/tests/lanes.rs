@@ -1,7 +1,7 @@
 //! Lane decomposition: a batched run equals, lane by lane, single-lane runs on each lane's
 //! inputs, for every conformance program and for programs built to diverge.
 
-use ndvm_tests::divergent::DIVERGENT;
+use ndvm_tests::divergent::{divergent, Divergent};
 use ndvm_tests::{suite, SplitMix};
 use runtime_cpu::{Bindings, GradSpec, LaneValue, Program, RunOptions, Session, Tensor};
 
@@ -117,12 +117,12 @@ fn suite_programs_decompose_into_single_lanes() {
 
 #[test]
 fn divergent_programs_decompose_into_single_lanes() {
-    for (name, src, ranges) in DIVERGENT {
-        let program = Program::parse(src).unwrap_or_else(|e| panic!("{name}: {e}"));
-        let inputs: Vec<(String, f64, f64)> = ranges
-            .iter()
-            .map(|&(n, lo, hi)| (n.to_string(), lo, hi))
-            .collect();
+    for Divergent {
+        name,
+        program,
+        inputs,
+    } in divergent()
+    {
         for (i, &lanes) in [1usize, 7, 64, 1000].iter().enumerate() {
             check(
                 name,

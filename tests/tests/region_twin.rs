@@ -7,7 +7,7 @@
 //! each at one invocation per lane and at several. Needs no GPU.
 
 use ndvm_tests::devices::{compare_devices, lane_bindings, suite_inputs};
-use ndvm_tests::divergent::DIVERGENT;
+use ndvm_tests::divergent::{divergent, Divergent};
 use ndvm_tests::suite;
 use runtime_cpu::{Bindings, Program, RunOptions, Session};
 use runtime_gpu::region::{TwinCounts, TwinRegions, SOFTWARE_LOOP_CAP, SOFTWARE_VISIT_BUDGET};
@@ -109,12 +109,12 @@ fn divergent_programs_agree_with_the_twin() {
     for width in INVOCATIONS {
         let (mut twin, counts) = twin_session(width);
         let mut bad = Vec::new();
-        for (name, src, ranges) in DIVERGENT {
-            let program = Program::parse(src).expect("parses");
-            let inputs: Vec<(String, f64, f64)> = ranges
-                .iter()
-                .map(|&(n, lo, hi)| (n.to_string(), lo, hi))
-                .collect();
+        for Divergent {
+            name,
+            program,
+            inputs,
+        } in divergent()
+        {
             let grad: Vec<String> = inputs.iter().map(|i| i.0.clone()).collect();
             for (i, &b) in LANE_COUNTS.iter().enumerate() {
                 let bind = lane_bindings(&inputs, &Bindings::new(), b, 77 + i as u64);

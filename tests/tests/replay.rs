@@ -5,7 +5,7 @@
 //! paper's corpus, and programs whose branches, loop trips and indices follow the numbers.
 
 use ndvm_tests::devices::suite_inputs;
-use ndvm_tests::divergent::DIVERGENT;
+use ndvm_tests::divergent::{divergent, Divergent};
 use ndvm_tests::{fuzz_records, suite, SplitMix};
 use runtime_cpu::{Bindings, GradSpec, Outcome, Program, RunOptions, Session};
 
@@ -105,12 +105,12 @@ fn suite_programs_replay_as_fresh_sessions_run() {
 
 #[test]
 fn divergent_programs_replay_as_fresh_sessions_run() {
-    for (name, src, ranges) in DIVERGENT {
-        let program = Program::parse(src).unwrap_or_else(|e| panic!("{name}: {e}"));
-        let inputs: Vec<(String, f64, f64)> = ranges
-            .iter()
-            .map(|&(n, lo, hi)| (n.to_string(), lo, hi))
-            .collect();
+    for Divergent {
+        name,
+        program,
+        inputs,
+    } in divergent()
+    {
         for (i, lanes) in [0usize, 1, 5, 64].into_iter().enumerate() {
             let runs = draws(&inputs, &Bindings::new(), lanes, 8, 90 + i as u64);
             check(name, &program, &runs, &GradSpec::All);

@@ -22,6 +22,29 @@ fn fms_into<R: Real>(out: &mut [R], a: &[R], b: &[R]) {
 }
 use shared_ir::Real;
 
+/// `f(args, sizes, rest)`, with the sizes as literals when they are all 2, all 3 or all 4, so
+/// that an inlined `f`'s loops unroll (the same operations in the same order, so the same
+/// bits); else with the sizes as they are.
+macro_rules! literal_sizes {
+    (@lit $size:ident $v:literal) => {
+        $v
+    };
+    ($f:ident($($arg:expr),*; $($size:ident),+ $(; $($rest:expr),*)?)) => {
+        match ($($size,)+) {
+            ($(literal_sizes!(@lit $size 2),)+) => {
+                $f($($arg,)* $(literal_sizes!(@lit $size 2),)+ $($($rest),*)?)
+            }
+            ($(literal_sizes!(@lit $size 3),)+) => {
+                $f($($arg,)* $(literal_sizes!(@lit $size 3),)+ $($($rest),*)?)
+            }
+            ($(literal_sizes!(@lit $size 4),)+) => {
+                $f($($arg,)* $(literal_sizes!(@lit $size 4),)+ $($($rest),*)?)
+            }
+            _ => $f($($arg,)* $($size,)+ $($($rest),*)?),
+        }
+    };
+}
+
 /// `adj_e += g * w_e` for every element `e` of `n`.
 fn scaled_add<R: Real, G: Gate, W: Width>(
     adj: &mut [R],
@@ -168,12 +191,7 @@ pub fn matvec_matrix<R: Real, G: Gate, W: Width>(
     gate: G,
 ) {
     if W::ONE && G::ALL {
-        return match (m, k) {
-            (2, 2) => matvec_matrix_one(adj, g, v, 2, 2),
-            (3, 3) => matvec_matrix_one(adj, g, v, 3, 3),
-            (4, 4) => matvec_matrix_one(adj, g, v, 4, 4),
-            _ => matvec_matrix_one(adj, g, v, m, k),
-        };
+        return literal_sizes!(matvec_matrix_one(adj, g, v; m, k));
     }
     let t = column(tmp, w);
     for i in 0..m {
@@ -210,12 +228,7 @@ pub fn matvec_vector<R: Real, G: Gate, W: Width>(
     gate: G,
 ) {
     if W::ONE && G::ALL {
-        return match (m, k) {
-            (2, 2) => matvec_vector_one(adj, g, a, 2, 2),
-            (3, 3) => matvec_vector_one(adj, g, a, 3, 3),
-            (4, 4) => matvec_vector_one(adj, g, a, 4, 4),
-            _ => matvec_vector_one(adj, g, a, m, k),
-        };
+        return literal_sizes!(matvec_vector_one(adj, g, a; m, k));
     }
     let t = column(tmp, w);
     for j in 0..k {
@@ -252,12 +265,7 @@ pub fn matmul_left<R: Real, G: Gate, W: Width>(
     gate: G,
 ) {
     if W::ONE && G::ALL {
-        return match (m, k, n) {
-            (2, 2, 2) => matmul_left_one(adj, g, b, 2, 2, 2),
-            (3, 3, 3) => matmul_left_one(adj, g, b, 3, 3, 3),
-            (4, 4, 4) => matmul_left_one(adj, g, b, 4, 4, 4),
-            _ => matmul_left_one(adj, g, b, m, k, n),
-        };
+        return literal_sizes!(matmul_left_one(adj, g, b; m, k, n));
     }
     let t = column(tmp, w);
     for i in 0..m {
@@ -298,12 +306,7 @@ pub fn matmul_right<R: Real, G: Gate, W: Width>(
     gate: G,
 ) {
     if W::ONE && G::ALL {
-        return match (m, k, n) {
-            (2, 2, 2) => matmul_right_one(adj, g, a, 2, 2, 2),
-            (3, 3, 3) => matmul_right_one(adj, g, a, 3, 3, 3),
-            (4, 4, 4) => matmul_right_one(adj, g, a, 4, 4, 4),
-            _ => matmul_right_one(adj, g, a, m, k, n),
-        };
+        return literal_sizes!(matmul_right_one(adj, g, a; m, k, n));
     }
     let t = column(tmp, w);
     for p in 0..k {
@@ -524,12 +527,7 @@ pub fn inv<R: Real, G: Gate, W: Width>(
 ) {
     let l = w.get();
     if W::ONE && G::ALL {
-        return match n {
-            2 => inv_one(adj, g, y, 2, tmp),
-            3 => inv_one(adj, g, y, 3, tmp),
-            4 => inv_one(adj, g, y, 4, tmp),
-            _ => inv_one(adj, g, y, n, tmp),
-        };
+        return literal_sizes!(inv_one(adj, g, y; n; tmp));
     }
     // T = Y^T G (n x n), then adj_ij -= sum_p T_ip Y_jp; one more column for the gate.
     tmp.clear();

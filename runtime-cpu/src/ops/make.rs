@@ -94,22 +94,21 @@ impl<'a, R: Real> Numbers<'a, R> {
         let Some((out, io)) = self.pay.alloc_info(shape, lanes, active) else {
             return Err(OpError::Memory);
         };
-        let rec = rec(out);
+        self.run(rec(out), io.lanes(), active);
+        Ok(out)
+    }
+
+    /// Runs the record `rec` of a result allocated per lane when `lanes` (through the region
+    /// executor when there is one) and tapes it when it is `active` and a tape is recorded.
+    #[inline(always)]
+    fn run(&mut self, rec: Rec, lanes: bool, active: bool) {
         match &mut self.regions {
-            Some(r) => r.exec(
-                self.pay,
-                self.masks,
-                self.scratch,
-                rec,
-                self.parts,
-                io.lanes(),
-            ),
+            Some(r) => r.exec(self.pay, self.masks, self.scratch, rec, self.parts, lanes),
             None => compute(self.pay, self.masks, self.scratch, &rec, self.parts),
         }
         if active && self.taping {
             self.tape.push(rec, self.mask);
         }
-        Ok(out)
     }
 
     /// A uniform scalar result `x`, its record taped as [`Numbers::emit`] does.
@@ -179,19 +178,7 @@ impl<'a, R: Real> Numbers<'a, R> {
         let Some((d, _)) = self.pay.alloc_info(shape, lanes, false) else {
             return Err(OpError::Memory);
         };
-        let rec = Rec::Trig { op, out, a, d };
-        match &mut self.regions {
-            Some(r) => r.exec(
-                self.pay,
-                self.masks,
-                self.scratch,
-                rec,
-                self.parts,
-                io.lanes(),
-            ),
-            None => compute(self.pay, self.masks, self.scratch, &rec, self.parts),
-        }
-        self.tape.push(rec, self.mask);
+        self.run(Rec::Trig { op, out, a, d }, io.lanes(), true);
         Ok(out)
     }
 
