@@ -216,12 +216,14 @@ fn step<R: Real, G: Gate, W: Width>(
                 let dv = pay.get_info(&id);
                 // Element by element, a run of lanes each (the lane of each number for the
                 // gate: lane 0 at one lane).
-                let rows = da.chunks_exact_mut(l).zip(g.chunks_exact(l));
-                for ((da, g), dv) in rows.zip(dv.chunks_exact(l)) {
-                    for lane in 0..l {
-                        da[lane] += gate.pass(lane, g[lane] * dv[lane]);
+                lanes!(l, {
+                    let rows = da.chunks_exact_mut(l).zip(g.chunks_exact(l));
+                    for ((da, g), dv) in rows.zip(dv.chunks_exact(l)) {
+                        for lane in 0..l {
+                            da[lane] += gate.pass(lane, g[lane] * dv[lane]);
+                        }
                     }
-                }
+                })
             }
             adj.clear(&io);
         }
@@ -281,15 +283,17 @@ fn step<R: Real, G: Gate, W: Width>(
             let n = io.n();
             let c = masks.get(cond);
             for (x, take) in [(a, true), (b, false)] {
-                if let Some((dx, g)) = adj.pair(&pay.info(x), &io) {
-                    for e in 0..n {
-                        let (d, g) = (col_mut(dx, e, w), col(g, e, w));
-                        for lane in 0..l {
-                            d[lane] +=
-                                gate.pass(lane, if c[lane] == take { g[lane] } else { R::ZERO });
+                lanes!(l, {
+                    if let Some((dx, g)) = adj.pair(&pay.info(x), &io) {
+                        for e in 0..n {
+                            let (d, g) = (col_mut(dx, e, w), col(g, e, w));
+                            for lane in 0..l {
+                                d[lane] += gate
+                                    .pass(lane, if c[lane] == take { g[lane] } else { R::ZERO });
+                            }
                         }
                     }
-                }
+                })
             }
             adj.clear(&io);
         }
@@ -299,14 +303,16 @@ fn step<R: Real, G: Gate, W: Width>(
             for &p in &tape.aux[start as usize..(start + count) as usize] {
                 let ip = pay.info(p);
                 let np = ip.n();
-                if let Some((dp, g)) = adj.pair(&ip, &io) {
-                    for e in 0..np {
-                        let (d, g) = (col_mut(dp, e, w), col(g, first + e, w));
-                        for lane in 0..l {
-                            d[lane] += gate.pass(lane, g[lane]);
+                lanes!(l, {
+                    if let Some((dp, g)) = adj.pair(&ip, &io) {
+                        for e in 0..np {
+                            let (d, g) = (col_mut(dp, e, w), col(g, first + e, w));
+                            for lane in 0..l {
+                                d[lane] += gate.pass(lane, g[lane]);
+                            }
                         }
                     }
-                }
+                });
                 first += np;
             }
             adj.clear(&io);
@@ -314,14 +320,16 @@ fn step<R: Real, G: Gate, W: Width>(
         Rec::Extract { out, src, first } => {
             let io = pay.info(out);
             let n = io.n();
-            if let Some((ds, g)) = adj.pair(&pay.info(src), &io) {
-                for e in 0..n {
-                    let (d, g) = (col_mut(ds, first as usize + e, w), col(g, e, w));
-                    for lane in 0..l {
-                        d[lane] += gate.pass(lane, g[lane]);
+            lanes!(l, {
+                if let Some((ds, g)) = adj.pair(&pay.info(src), &io) {
+                    for e in 0..n {
+                        let (d, g) = (col_mut(ds, first as usize + e, w), col(g, e, w));
+                        for lane in 0..l {
+                            d[lane] += gate.pass(lane, g[lane]);
+                        }
                     }
                 }
-            }
+            });
             adj.clear(&io);
         }
         Rec::Linalg { op, out, a, b } => {

@@ -51,6 +51,9 @@
 //! reverse pass themselves stay private.
 #![forbid(unsafe_code)]
 
+// First, so that its `lanes!` is seen by the modules after it.
+#[macro_use]
+mod kernels;
 mod arena;
 mod backward;
 mod bindings;
@@ -60,7 +63,6 @@ pub mod decode;
 mod error;
 mod eval;
 mod heap;
-mod kernels;
 mod mask;
 mod ops;
 mod payload;

@@ -480,6 +480,18 @@ pub trait Work {
     fn run(self) -> Self::Out;
 }
 
+/// A closure as [`Work`]: mark the closure `#[inline(always)]` (`Lanes(#[inline(always)] || ...)`),
+/// so that its body is compiled into the AVX2 function.
+pub struct Lanes<F>(pub F);
+
+impl<T, F: FnOnce() -> T> Work for Lanes<F> {
+    type Out = T;
+    #[inline(always)]
+    fn run(self) -> T {
+        (self.0)()
+    }
+}
+
 /// Runs `w`, compiled for AVX2 where the CPU has it, else as it is. The same bits either way:
 /// nothing is fused into a multiply-add.
 #[inline(always)]

@@ -95,10 +95,12 @@ pub fn unary<R: Real, W: Width>(op: UnaryOp, out: &mut [R], a: View<'_, R>, n: u
         let (out, a) = (&mut out[..n], &a.data[..n]);
         return each_unary_op!(op, K => K.apply_slice(out, a));
     }
-    each_unary_op!(op, K => {
-        for e in 0..n {
-            apply_unary(K, &mut out[e * l..(e + 1) * l], a.col(e, l));
-        }
+    lanes!(l, {
+        each_unary_op!(op, K => {
+            for e in 0..n {
+                apply_unary(K, &mut out[e * l..(e + 1) * l], a.col(e, l));
+            }
+        })
     })
 }
 
@@ -139,10 +141,12 @@ pub fn binary<R: Real, W: Width>(
             }
         });
     }
-    each_binary_op!(op, K => {
-        for e in 0..n {
-            apply_binary(K, &mut out[e * l..(e + 1) * l], a.col(e, l), b.col(e, l));
-        }
+    lanes!(l, {
+        each_binary_op!(op, K => {
+            for e in 0..n {
+                apply_binary(K, &mut out[e * l..(e + 1) * l], a.col(e, l), b.col(e, l));
+            }
+        })
     })
 }
 
@@ -170,14 +174,16 @@ pub fn unary_grad<R: Real, G: Gate, W: Width>(
             }
         });
     }
-    each_unary_op!(op, K => {
-        for e in 0..n {
-            let (ad, gc, ac, yc) = (&mut adj[e * l..(e + 1) * l], &g[e * l..(e + 1) * l], a.col(e, l), y.col(e, l));
-            for lane in 0..l {
-                let d = K.derivative(ac.at(lane), yc.at(lane));
-                ad[lane] += gate.pass(lane, gc[lane] * d);
+    lanes!(l, {
+        each_unary_op!(op, K => {
+            for e in 0..n {
+                let (ad, gc, ac, yc) = (&mut adj[e * l..(e + 1) * l], &g[e * l..(e + 1) * l], a.col(e, l), y.col(e, l));
+                for lane in 0..l {
+                    let d = K.derivative(ac.at(lane), yc.at(lane));
+                    ad[lane] += gate.pass(lane, gc[lane] * d);
+                }
             }
-        }
+        })
     })
 }
 
@@ -198,13 +204,15 @@ fn trig_grad<R: Real, G: Gate>(
     if one_lane {
         return trig_grad_run(op, &mut adj[..n], &g[..n], &a.data[..n], gate, true);
     }
-    for e in 0..n {
-        let (ad, gc) = (&mut adj[e * l..(e + 1) * l], &g[e * l..(e + 1) * l]);
-        match a.col(e, l) {
-            Col::Lanes(x) => trig_grad_run(op, ad, gc, x, gate, false),
-            Col::Uniform(x) => add_scaled(ad, gc, Col::Uniform(op.derivative(x, x)), gate),
+    lanes!(l, {
+        for e in 0..n {
+            let (ad, gc) = (&mut adj[e * l..(e + 1) * l], &g[e * l..(e + 1) * l]);
+            match a.col(e, l) {
+                Col::Lanes(x) => trig_grad_run(op, ad, gc, x, gate, false),
+                Col::Uniform(x) => add_scaled(ad, gc, Col::Uniform(op.derivative(x, x)), gate),
+            }
         }
-    }
+    })
 }
 
 /// `adj[i] += g[i] * f'(x[i])` on kept lanes (lane `i`, or lane 0 for the elements of one lane).
@@ -300,32 +308,34 @@ pub fn binary_grad<R: Real, G: Gate, W: Width>(
             }
         });
     }
-    each_binary_op!(op, K => {
-        for e in 0..n {
-            let t = if target_scalar { 0 } else { e };
-            let (ad, gc) = (&mut adj[t * l..(t + 1) * l], &g[e * l..(e + 1) * l]);
-            let (ac, bc, yc) = (a.col(e, l), b.col(e, l), y.col(e, l));
-            match (side, K) {
-                (Side::Left, BinaryOp::Add | BinaryOp::Sub) | (Side::Right, BinaryOp::Add) => {
-                    add_scaled(ad, gc, Col::Uniform(R::ONE), gate)
-                }
-                (Side::Right, BinaryOp::Sub) => add_scaled(ad, gc, Col::Uniform(-R::ONE), gate),
-                (Side::Left, BinaryOp::Mul) => add_scaled(ad, gc, bc, gate),
-                (Side::Right, BinaryOp::Mul) => add_scaled(ad, gc, ac, gate),
-                (Side::Left, _) => {
-                    for lane in 0..l {
-                        let (da, _) = K.partials(ac.at(lane), bc.at(lane), yc.at(lane));
-                        ad[lane] += gate.pass(lane, gc[lane] * da);
+    lanes!(l, {
+        each_binary_op!(op, K => {
+            for e in 0..n {
+                let t = if target_scalar { 0 } else { e };
+                let (ad, gc) = (&mut adj[t * l..(t + 1) * l], &g[e * l..(e + 1) * l]);
+                let (ac, bc, yc) = (a.col(e, l), b.col(e, l), y.col(e, l));
+                match (side, K) {
+                    (Side::Left, BinaryOp::Add | BinaryOp::Sub) | (Side::Right, BinaryOp::Add) => {
+                        add_scaled(ad, gc, Col::Uniform(R::ONE), gate)
                     }
-                }
-                (Side::Right, _) => {
-                    for lane in 0..l {
-                        let (_, db) = K.partials(ac.at(lane), bc.at(lane), yc.at(lane));
-                        ad[lane] += gate.pass(lane, gc[lane] * db);
+                    (Side::Right, BinaryOp::Sub) => add_scaled(ad, gc, Col::Uniform(-R::ONE), gate),
+                    (Side::Left, BinaryOp::Mul) => add_scaled(ad, gc, bc, gate),
+                    (Side::Right, BinaryOp::Mul) => add_scaled(ad, gc, ac, gate),
+                    (Side::Left, _) => {
+                        for lane in 0..l {
+                            let (da, _) = K.partials(ac.at(lane), bc.at(lane), yc.at(lane));
+                            ad[lane] += gate.pass(lane, gc[lane] * da);
+                        }
+                    }
+                    (Side::Right, _) => {
+                        for lane in 0..l {
+                            let (_, db) = K.partials(ac.at(lane), bc.at(lane), yc.at(lane));
+                            ad[lane] += gate.pass(lane, gc[lane] * db);
+                        }
                     }
                 }
             }
-        }
+        })
     })
 }
 

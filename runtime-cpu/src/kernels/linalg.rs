@@ -96,7 +96,9 @@ pub fn dot<R: Real, W: Width>(out: &mut [R], a: &[R], b: &[R], n: usize, w: W) {
         out[0] = dot_one(a, b, n);
         return;
     }
-    sum_products(&mut out[..w.get()], n, |i| (col(a, i, w), col(b, i, w)));
+    lanes!(w.get(), {
+        sum_products(&mut out[..w.get()], n, |i| (col(a, i, w), col(b, i, w)))
+    });
 }
 
 /// `sum_i a_i b_i` at one lane: a running sum in a register, in the order of the lane-wide
@@ -185,11 +187,13 @@ pub fn matvec<R: Real, W: Width>(out: &mut [R], a: &[R], v: &[R], m: usize, k: u
         }
         return;
     }
-    for i in 0..m {
-        sum_products(col_mut(out, i, w), k, |j| {
-            (col(a, i * k + j, w), col(v, j, w))
-        });
-    }
+    lanes!(w.get(), {
+        for i in 0..m {
+            sum_products(col_mut(out, i, w), k, |j| {
+                (col(a, i * k + j, w), col(v, j, w))
+            });
+        }
+    });
 }
 
 /// `matmul`: `C = A B` for `A` of `m x k` and `B` of `k x n`.
@@ -211,12 +215,14 @@ pub fn matmul<R: Real, W: Width>(
         }
         return;
     }
-    for i in 0..m {
-        for j in 0..n {
-            let o = col_mut(out, i * n + j, w);
-            sum_products(o, k, |p| (col(a, i * k + p, w), col(b, p * n + j, w)));
+    lanes!(w.get(), {
+        for i in 0..m {
+            for j in 0..n {
+                let o = col_mut(out, i * n + j, w);
+                sum_products(o, k, |p| (col(a, i * k + p, w), col(b, p * n + j, w)));
+            }
         }
-    }
+    });
 }
 
 /// [`matvec`] at one lane: each sum in a register, in the order of the lane-wide kernel (so
@@ -285,9 +291,11 @@ pub fn det<R: Real, W: Width>(out: &mut [R], a: &[R], n: usize, w: W, s: &mut Lu
         1 => out.copy_from_slice(col(a, 0, w)),
         2 => {
             let (a0, a1, a2, a3) = (col(a, 0, w), col(a, 1, w), col(a, 2, w), col(a, 3, w));
-            for lane in 0..l {
-                out[lane] = a0[lane] * a3[lane] - a1[lane] * a2[lane];
-            }
+            lanes!(l, {
+                for lane in 0..l {
+                    out[lane] = a0[lane] * a3[lane] - a1[lane] * a2[lane];
+                }
+            });
         }
         _ => {
             for (lane, o) in out.iter_mut().enumerate() {
@@ -328,13 +336,15 @@ pub fn inv<R: Real, W: Width>(out: &mut [R], a: &[R], n: usize, w: W, s: &mut Lu
             let (o01, o23) = out.split_at_mut(2 * l);
             let (o0, o1) = o01.split_at_mut(l);
             let (o2, o3) = o23.split_at_mut(l);
-            for lane in 0..l {
-                let inv = R::ONE / (a0[lane] * a3[lane] - a1[lane] * a2[lane]);
-                o0[lane] = a3[lane] * inv;
-                o1[lane] = -a1[lane] * inv;
-                o2[lane] = -a2[lane] * inv;
-                o3[lane] = a0[lane] * inv;
-            }
+            lanes!(l, {
+                for lane in 0..l {
+                    let inv = R::ONE / (a0[lane] * a3[lane] - a1[lane] * a2[lane]);
+                    o0[lane] = a3[lane] * inv;
+                    o1[lane] = -a1[lane] * inv;
+                    o2[lane] = -a2[lane] * inv;
+                    o3[lane] = a0[lane] * inv;
+                }
+            });
         }
         _ => {
             for lane in 0..l {

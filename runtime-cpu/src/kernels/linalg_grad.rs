@@ -62,12 +62,14 @@ fn scaled_add<R: Real, G: Gate, W: Width>(
         }
         return;
     }
-    for e in 0..n {
-        let (a, o) = (col_mut(adj, e, w), col(other, e, w));
-        for lane in 0..l {
-            a[lane] += gate.pass(lane, g[lane] * o[lane]);
+    lanes!(l, {
+        for e in 0..n {
+            let (a, o) = (col_mut(adj, e, w), col(other, e, w));
+            for lane in 0..l {
+                a[lane] += gate.pass(lane, g[lane] * o[lane]);
+            }
         }
-    }
+    });
 }
 
 /// `dot`: the adjoint of one operand is `g` times the other.
@@ -194,13 +196,19 @@ pub fn matvec_matrix<R: Real, G: Gate, W: Width>(
         return literal_sizes!(matvec_matrix_one(adj, g, v; m, k));
     }
     let t = column(tmp, w);
-    for i in 0..m {
-        for j in 0..k {
-            accumulate(col_mut(adj, i * k + j, w), t, gate, |a| {
-                fma_into(a, col(g, i, w), col(v, j, w))
-            });
+    lanes!(w.get(), {
+        for i in 0..m {
+            for j in 0..k {
+                accumulate(
+                    col_mut(adj, i * k + j, w),
+                    t,
+                    gate,
+                    #[inline(always)]
+                    |a| fma_into(a, col(g, i, w), col(v, j, w)),
+                );
+            }
         }
-    }
+    });
 }
 
 /// [`matvec_matrix`] at one lane, every lane kept: inlined where the sizes are literals, so
@@ -231,11 +239,19 @@ pub fn matvec_vector<R: Real, G: Gate, W: Width>(
         return literal_sizes!(matvec_vector_one(adj, g, a; m, k));
     }
     let t = column(tmp, w);
-    for j in 0..k {
-        accumulate(col_mut(adj, j, w), t, gate, |ad| {
-            add_products(ad, m, |i| (col(a, i * k + j, w), col(g, i, w)));
-        });
-    }
+    lanes!(w.get(), {
+        for j in 0..k {
+            accumulate(
+                col_mut(adj, j, w),
+                t,
+                gate,
+                #[inline(always)]
+                |ad| {
+                    add_products(ad, m, |i| (col(a, i * k + j, w), col(g, i, w)));
+                },
+            );
+        }
+    });
 }
 
 /// [`matvec_vector`] at one lane, every lane kept, as [`matvec_matrix_one`].
@@ -268,13 +284,21 @@ pub fn matmul_left<R: Real, G: Gate, W: Width>(
         return literal_sizes!(matmul_left_one(adj, g, b; m, k, n));
     }
     let t = column(tmp, w);
-    for i in 0..m {
-        for p in 0..k {
-            accumulate(col_mut(adj, i * k + p, w), t, gate, |ad| {
-                add_products(ad, n, |j| (col(g, i * n + j, w), col(b, p * n + j, w)));
-            });
+    lanes!(w.get(), {
+        for i in 0..m {
+            for p in 0..k {
+                accumulate(
+                    col_mut(adj, i * k + p, w),
+                    t,
+                    gate,
+                    #[inline(always)]
+                    |ad| {
+                        add_products(ad, n, |j| (col(g, i * n + j, w), col(b, p * n + j, w)));
+                    },
+                );
+            }
         }
-    }
+    });
 }
 
 /// [`matmul_left`] at one lane, every lane kept, as [`matvec_matrix_one`].
@@ -309,13 +333,21 @@ pub fn matmul_right<R: Real, G: Gate, W: Width>(
         return literal_sizes!(matmul_right_one(adj, g, a; m, k, n));
     }
     let t = column(tmp, w);
-    for p in 0..k {
-        for j in 0..n {
-            accumulate(col_mut(adj, p * n + j, w), t, gate, |ad| {
-                add_products(ad, m, |i| (col(a, i * k + p, w), col(g, i * n + j, w)));
-            });
+    lanes!(w.get(), {
+        for p in 0..k {
+            for j in 0..n {
+                accumulate(
+                    col_mut(adj, p * n + j, w),
+                    t,
+                    gate,
+                    #[inline(always)]
+                    |ad| {
+                        add_products(ad, m, |i| (col(a, i * k + p, w), col(g, i * n + j, w)));
+                    },
+                );
+            }
         }
-    }
+    });
 }
 
 /// [`matmul_right`] at one lane, every lane kept, as [`matvec_matrix_one`].
@@ -387,12 +419,18 @@ pub fn outer<R: Real, G: Gate, W: Width>(
     let t = column(tmp, w);
     let (outer_len, inner_len) = if first { (m, n) } else { (n, m) };
     for x in 0..outer_len {
-        accumulate(col_mut(adj, x, w), t, gate, |ad| {
-            for y in 0..inner_len {
-                let gi = if first { x * n + y } else { y * n + x };
-                fma_into(ad, col(g, gi, w), col(other, y, w));
-            }
-        });
+        accumulate(
+            col_mut(adj, x, w),
+            t,
+            gate,
+            #[inline(always)]
+            |ad| {
+                for y in 0..inner_len {
+                    let gi = if first { x * n + y } else { y * n + x };
+                    fma_into(ad, col(g, gi, w), col(other, y, w));
+                }
+            },
+        );
     }
 }
 
@@ -420,12 +458,15 @@ pub fn det<R: Real, G: Gate, W: Width>(
             let (a0, a1, a2, a3) = (col(a, 0, w), col(a, 1, w), col(a, 2, w), col(a, 3, w));
             let cof = [a3, a2, a1, a0];
             let sign = [R::ONE, -R::ONE, -R::ONE, R::ONE];
-            for e in 0..4 {
-                let ad = col_mut(adj, e, w);
-                for lane in 0..l {
-                    ad[lane] += gate.pass(lane, g[lane] * sign[e] * cof[e][lane]);
+            let g = &g[..l];
+            lanes!(l, {
+                for (e, (c, s)) in cof.into_iter().zip(sign).enumerate() {
+                    let (ad, c) = (&mut col_mut(adj, e, w)[..l], &c[..l]);
+                    for lane in 0..l {
+                        ad[lane] += gate.pass(lane, g[lane] * s * c[lane]);
+                    }
                 }
-            }
+            });
         }
         _ => inverse_transpose_scaled(adj, g, a, Some(y), n, w, s, gate),
     }
@@ -446,13 +487,17 @@ pub fn logdet<R: Real, G: Gate, W: Width>(
         let (a0, a1, a2, a3) = (col(a, 0, w), col(a, 1, w), col(a, 2, w), col(a, 3, w));
         let cof = [a3, a2, a1, a0];
         let sign = [R::ONE, -R::ONE, -R::ONE, R::ONE];
-        for e in 0..4 {
-            let ad = col_mut(adj, e, w);
-            for lane in 0..l {
-                let d = a0[lane] * a3[lane] - a1[lane] * a2[lane];
-                ad[lane] += gate.pass(lane, g[lane] * sign[e] * cof[e][lane] / d);
+        let g = &g[..l];
+        let (a0, a1, a2, a3) = (&a0[..l], &a1[..l], &a2[..l], &a3[..l]);
+        lanes!(l, {
+            for (e, (c, s)) in cof.into_iter().zip(sign).enumerate() {
+                let (ad, c) = (&mut col_mut(adj, e, w)[..l], &c[..l]);
+                for lane in 0..l {
+                    let d = a0[lane] * a3[lane] - a1[lane] * a2[lane];
+                    ad[lane] += gate.pass(lane, g[lane] * s * c[lane] / d);
+                }
             }
-        }
+        });
         return;
     }
     inverse_transpose_scaled(adj, g, a, None, n, w, s, gate);
@@ -533,23 +578,31 @@ pub fn inv<R: Real, G: Gate, W: Width>(
     tmp.clear();
     tmp.resize((n * n + 1) * l, R::ZERO);
     let (tm, t) = tmp.split_at_mut(n * n * l);
-    for i in 0..n {
-        for p in 0..n {
-            let c = col_mut(tm, i * n + p, w);
-            for k in 0..n {
-                fma_into(c, col(y, k * n + i, w), col(g, k * n + p, w));
+    lanes!(l, {
+        for i in 0..n {
+            for p in 0..n {
+                let c = col_mut(tm, i * n + p, w);
+                for k in 0..n {
+                    fma_into(c, col(y, k * n + i, w), col(g, k * n + p, w));
+                }
             }
         }
-    }
-    for i in 0..n {
-        for j in 0..n {
-            accumulate(col_mut(adj, i * n + j, w), t, gate, |ad| {
-                for p in 0..n {
-                    fms_into(ad, col(tm, i * n + p, w), col(y, j * n + p, w));
-                }
-            });
+        for i in 0..n {
+            for j in 0..n {
+                accumulate(
+                    col_mut(adj, i * n + j, w),
+                    t,
+                    gate,
+                    #[inline(always)]
+                    |ad| {
+                        for p in 0..n {
+                            fms_into(ad, col(tm, i * n + p, w), col(y, j * n + p, w));
+                        }
+                    },
+                );
+            }
         }
-    }
+    });
 }
 
 /// `solve A b` (`b` of `n x k`, result `x`): w.r.t. `b` (`wrt_matrix = false`) `adj += Z`,
