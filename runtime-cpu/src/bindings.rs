@@ -63,13 +63,26 @@ pub enum Binding {
 }
 
 /// The bindings of one run and its lane count.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default)]
 pub struct Bindings {
     lanes: Option<usize>,
     /// Sorted by name, each name once (a run finds its inputs by binary search, and then by
     /// index).
     entries: Vec<(String, Binding)>,
+    /// Which names are bound where: new whenever a name is bound, so two bindings (a clone,
+    /// or the same bindings run after run) with the same `names` have the same names at the
+    /// same places, and a session that resolved its inputs in one need not look again.
+    names: u64,
 }
+
+impl PartialEq for Bindings {
+    fn eq(&self, other: &Bindings) -> bool {
+        (self.lanes, &self.entries) == (other.lanes, &other.entries)
+    }
+}
+
+/// The last [`Bindings::names`] given out (0: nothing bound).
+static NAMES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 impl Bindings {
     /// No bindings yet; the lane count comes from the first per-lane binding (1 if none).
@@ -201,7 +214,14 @@ impl Bindings {
         &self.entries[i].1
     }
 
+    /// Which names are bound where: equal for two bindings only when their names and
+    /// places are.
+    pub(crate) fn names(&self) -> u64 {
+        self.names
+    }
+
     fn insert(&mut self, name: &str, b: Binding) {
+        self.names = NAMES.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
         match self.search(name) {
             Ok(i) => self.entries[i].1 = b,
             Err(i) => self.entries.insert(i, (name.to_string(), b)),

@@ -4,6 +4,7 @@
 
 use crate::backward::{backward, Adjoints};
 use crate::bindings::{Binding, Bindings};
+use crate::code::Code;
 use crate::error::{Error, Result};
 use crate::eval::{Ctx, Fault, Limits, Machine, State, NO_CLOSURE};
 use crate::payload::Col;
@@ -12,12 +13,15 @@ use crate::program::Program;
 use crate::value::{MaskId, Slot, Value};
 use shared_ir::{Real, Shape};
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 mod device;
 mod grads;
+mod inputs;
 mod replay;
 
 use grads::{prepare_grads, sum_grads};
+use inputs::resolve;
 use replay::{write_input, Replay};
 
 /// Lanes walked together by default: at 1024 lanes of the 80-step Kalman program, blocks of 256
@@ -135,6 +139,8 @@ struct Pools {
     queue: VecDeque<Vec<usize>>,
     /// Spare lane lists.
     spare: Vec<Vec<usize>>,
+    /// The lanes `0, 1, 2, ...` (at least as many as the last run of one block had).
+    whole: Vec<usize>,
     /// The input slots of the current walk.
     slots: Vec<Slot>,
     /// One input's adjoint, lane-wide.
@@ -143,6 +149,9 @@ struct Pools {
     inputs: Vec<Input>,
     /// The differentiated inputs (indices into `inputs`), in the order asked.
     wrt: Vec<u32>,
+    /// The program and the bindings' names ([`Bindings::names`]) that `inputs` were
+    /// resolved for.
+    resolved: Option<(Arc<Code>, u64)>,
 }
 
 /// One input of the program in a run: its global, where it is bound, and its place among
@@ -215,40 +224,25 @@ impl<R: Real> Engine<R> {
                 }
             }
         }
-        // The previous run's inputs are overwritten in place: where its binding of the same
-        // place is bound to the same name, that is the binding (one comparison, no search).
+        // The previous run's inputs stand when it ran the same program on the same names.
         let mut inputs = std::mem::take(&mut self.pools.inputs);
-        let mut k = 0;
-        for (g, info) in code.globals.iter().enumerate() {
-            if !info.is_input {
-                continue;
+        let names = bindings.names();
+        let shared = program.code_shared();
+        match &self.pools.resolved {
+            Some((c, n)) if *n == names && Arc::ptr_eq(c, shared) => {
+                for i in &mut inputs {
+                    i.grad = None;
+                }
             }
-            let name = code.symbol_names[info.name.0 as usize].as_str();
-            let hint = inputs.get(k).map(|i| i.binding as usize);
-            let found = match hint {
-                Some(b) if bindings.name_at(b) == Some(name) => Some(b),
-                _ => bindings.index_of(name),
-            };
-            let Some(binding) = found else {
-                inputs.clear();
-                (self.pools.wrt, self.pools.inputs) = (wrt, inputs);
-                return Err(Error::UnboundName {
-                    name: name.to_string(),
-                    span: info.span,
-                });
-            };
-            let input = Input {
-                global: g as u32,
-                binding: binding as u32,
-                grad: None,
-            };
-            match inputs.get_mut(k) {
-                Some(slot) => *slot = input,
-                None => inputs.push(input),
+            _ => {
+                self.pools.resolved = None;
+                if let Err(e) = resolve(code, bindings, &mut inputs) {
+                    (self.pools.wrt, self.pools.inputs) = (wrt, inputs);
+                    return Err(e);
+                }
+                self.pools.resolved = Some((shared.clone(), names));
             }
-            k += 1;
         }
-        inputs.truncate(k);
         for (k, &i) in wrt.iter().enumerate() {
             inputs[i as usize].grad = Some(k);
         }
@@ -290,6 +284,38 @@ impl<R: Real> Engine<R> {
         } else {
             options.lane_block
         };
+        let taping = !wrt.is_empty();
+        // A run of one block replays the last walk's trace when it can, else traces its walk.
+        let mut first = None;
+        if (1..=block.max(1)).contains(&lanes) {
+            let mut whole = std::mem::take(&mut self.pools.whole);
+            if whole.len() < lanes {
+                whole.extend(whole.len()..lanes);
+            }
+            let group = &whole[..lanes];
+            let (trace, replayed) =
+                self.replay(program, bindings, inputs, group, taping, options.limits);
+            let done = match replayed {
+                // The common case, an optimiser's step: no queue of lane groups.
+                Some((v, used)) => {
+                    let seed = options.seed.as_deref();
+                    let again = self.collect(program, v, group, inputs, seed, values, grads);
+                    (!again).then_some(used)
+                }
+                None => None,
+            };
+            self.pools.whole = whole;
+            if let Some(steps) = done {
+                sum_grads(grads, values);
+                (out.lanes, out.steps, out.walks) = (lanes, steps, 1);
+                return Ok(());
+            }
+            first = Some(if replayed.is_some() {
+                (false, None)
+            } else {
+                (trace, None)
+            });
+        }
         let mut queue = std::mem::take(&mut self.pools.queue);
         queue.clear();
         for s in (0..lanes).step_by(block.max(1)) {
@@ -300,10 +326,9 @@ impl<R: Real> Engine<R> {
         }
         let mut steps = 0u64;
         let mut walks = 0usize;
-        let taping = !wrt.is_empty();
-        // A run of one walk replays the last one's trace when it can, else traces its walk.
-        let (mut trace, mut replayed) = match queue.front() {
-            Some(g) if queue.len() == 1 => {
+        let (mut trace, mut replayed) = match (first, queue.front()) {
+            (Some(first), _) => first,
+            (None, Some(g)) if queue.len() == 1 => {
                 self.replay(program, bindings, inputs, g, taping, options.limits)
             }
             _ => (false, None),

@@ -257,3 +257,64 @@ fn a_device_attached_after_a_kept_walk_runs_the_next_run() {
     assert_eq!(want, got);
     assert_eq!(reused.region_counts(), fresh.region_counts());
 }
+
+/// A session keeps the places of its inputs among the bindings while the bindings' names stay
+/// as they were (their numbers rewritten in place, or a clone); bindings whose names moved (a
+/// name bound before the inputs, a binding replaced by one of another kind) are looked up
+/// again, and every run still gives a fresh session's outcome.
+#[test]
+fn inputs_are_found_again_when_the_names_move() {
+    let program = Program::parse("(+ (* a x) (* b (sin x)))").expect("parses");
+    let base = Bindings::new()
+        .scalar("a", 2.0)
+        .scalar("b", 0.5)
+        .scalar("x", 1.5);
+    let mut rewritten = base.clone();
+    for (name, v) in [("a", -3.0), ("b", 4.0), ("x", 0.25)] {
+        rewritten.numbers_mut(name).expect("bound").3[0] = v;
+    }
+    let runs = vec![
+        base.clone(),
+        rewritten.clone(),
+        // A name sorted before every input moves each input one place on.
+        base.clone().scalar("_", 9.0),
+        rewritten.clone().scalar("_", 9.0).scalar("aa", 7.0),
+        // The same numbers, `x` now per lane: another layout.
+        base.clone()
+            .lanes("x", vec![1.5, -0.5, 2.0])
+            .expect("binds"),
+        base.clone()
+            .lanes("x", vec![0.1, 0.2, 0.3])
+            .expect("binds")
+            .lanes("_", vec![5.0, 6.0, 7.0])
+            .expect("binds"),
+        base,
+    ];
+    // Equal bindings are equal however they were built.
+    assert!(rewritten != runs[0]);
+    assert_eq!(
+        Bindings::new().scalar("a", 1.0),
+        Bindings::new().scalar("a", 1.0)
+    );
+    for grad in [GradSpec::All, GradSpec::Some(vec!["x".into(), "a".into()])] {
+        check("moving names", &program, &runs, &grad);
+    }
+    // A missing input is an error naming it, and the next run finds its inputs again.
+    let opts = RunOptions::default();
+    let mut s = Session::<f64>::new();
+    s.run(&program, &runs[1], &opts).expect("runs");
+    let missing = Bindings::new().scalar("a", 1.0).scalar("x", 1.0);
+    let err = s.run(&program, &missing, &opts).expect_err("b is unbound");
+    assert!(err.to_string().contains('b'), "{err}");
+    let again = s
+        .run(&program, &runs[1], &opts)
+        .expect("runs")
+        .values
+        .clone();
+    let fresh = Session::<f64>::new()
+        .run(&program, &runs[1], &opts)
+        .expect("runs")
+        .values
+        .clone();
+    assert_eq!(format!("{again:?}"), format!("{fresh:?}"));
+}

@@ -52,6 +52,9 @@ pub(super) struct Replay {
     limits: (u64, u32, usize),
     inputs: Vec<Input>,
     kinds: Vec<Kind>,
+    /// The bindings' names ([`Bindings::names`]) whose kinds `kinds` are: bindings with the
+    /// same names have the same kinds, since only binding a name changes a kind.
+    names: u64,
     /// True when the trace is of a walk of this layout that succeeded.
     ready: bool,
     /// The walk's value and node visits.
@@ -82,11 +85,13 @@ impl Replay {
             && self.taping == taping
             && self.limits == limits
             && self.inputs == inputs
-            && self
-                .kinds
-                .iter()
-                .zip(inputs)
-                .all(|(k, i)| *k == Kind::of(bindings.at(i.binding as usize)));
+            && (self.names == bindings.names()
+                || self
+                    .kinds
+                    .iter()
+                    .zip(inputs)
+                    .all(|(k, i)| *k == Kind::of(bindings.at(i.binding as usize))));
+        self.names = bindings.names();
         if !same {
             self.code = Some(code.clone());
             (self.lanes, self.taping, self.limits) = (lanes, taping, limits);
