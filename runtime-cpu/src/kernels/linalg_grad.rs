@@ -267,6 +267,36 @@ fn matvec_vector_one<R: Real>(adj: &mut [R], g: &[R], a: &[R], m: usize, k: usiz
     }
 }
 
+/// `adj_e += sum_x term(r, c, x).0 * term(r, c, x).1` on the kept lanes for each `(r, c)` of a
+/// `rows x cols` grid, `e = at(r, c)`, the `inner` terms added in the order of `x` (the
+/// reverses of `matmul`).
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn product_grid<'a, R: Real + 'a, G: Gate, W: Width>(
+    adj: &mut [R],
+    t: &mut [R],
+    gate: G,
+    w: W,
+    (rows, cols): (usize, usize),
+    inner: usize,
+    at: impl Fn(usize, usize) -> usize,
+    term: impl Fn(usize, usize, usize) -> (&'a [R], &'a [R]),
+) {
+    lanes!(w.get(), {
+        for r in 0..rows {
+            for c in 0..cols {
+                accumulate(
+                    col_mut(adj, at(r, c), w),
+                    t,
+                    gate,
+                    #[inline(always)]
+                    |ad| add_products(ad, inner, |x| term(r, c, x)),
+                );
+            }
+        }
+    });
+}
+
 /// `matmul` w.r.t. the left factor: `adj_A = G B^T` (`A` m x k, `B` k x n).
 #[allow(clippy::too_many_arguments)]
 pub fn matmul_left<R: Real, G: Gate, W: Width>(
@@ -284,21 +314,16 @@ pub fn matmul_left<R: Real, G: Gate, W: Width>(
         return literal_sizes!(matmul_left_one(adj, g, b; m, k, n));
     }
     let t = column(tmp, w);
-    lanes!(w.get(), {
-        for i in 0..m {
-            for p in 0..k {
-                accumulate(
-                    col_mut(adj, i * k + p, w),
-                    t,
-                    gate,
-                    #[inline(always)]
-                    |ad| {
-                        add_products(ad, n, |j| (col(g, i * n + j, w), col(b, p * n + j, w)));
-                    },
-                );
-            }
-        }
-    });
+    product_grid(
+        adj,
+        t,
+        gate,
+        w,
+        (m, k),
+        n,
+        |i, p| i * k + p,
+        |i, p, j| (col(g, i * n + j, w), col(b, p * n + j, w)),
+    );
 }
 
 /// [`matmul_left`] at one lane, every lane kept, as [`matvec_matrix_one`].
@@ -333,21 +358,16 @@ pub fn matmul_right<R: Real, G: Gate, W: Width>(
         return literal_sizes!(matmul_right_one(adj, g, a; m, k, n));
     }
     let t = column(tmp, w);
-    lanes!(w.get(), {
-        for p in 0..k {
-            for j in 0..n {
-                accumulate(
-                    col_mut(adj, p * n + j, w),
-                    t,
-                    gate,
-                    #[inline(always)]
-                    |ad| {
-                        add_products(ad, m, |i| (col(a, i * k + p, w), col(g, i * n + j, w)));
-                    },
-                );
-            }
-        }
-    });
+    product_grid(
+        adj,
+        t,
+        gate,
+        w,
+        (k, n),
+        m,
+        |p, j| p * n + j,
+        |p, j, i| (col(a, i * k + p, w), col(g, i * n + j, w)),
+    );
 }
 
 /// [`matmul_right`] at one lane, every lane kept, as [`matvec_matrix_one`].
