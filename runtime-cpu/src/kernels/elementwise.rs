@@ -432,47 +432,10 @@ fn both<R: Real, G: Gate>(
     one_lane: bool,
     gate: G,
 ) {
-    if g.len() < 8 {
-        // A few numbers (one lane's small vector): not worth the AVX2 function.
-        return both_loops(da, db, g, part, one_lane, gate);
-    }
-    shared_ir::vmath::with_avx2(Both {
-        da,
-        db,
-        g,
-        part,
-        one_lane,
-        gate,
-    })
+    lanes!(g.len(), { both_loops(da, db, g, part, one_lane, gate) })
 }
 
-/// The arguments of [`both`], as work [`shared_ir::vmath::with_avx2`] compiles for AVX2.
-struct Both<'a, R, P, G> {
-    da: Option<&'a mut [R]>,
-    db: Option<&'a mut [R]>,
-    g: &'a mut [R],
-    part: P,
-    one_lane: bool,
-    gate: G,
-}
-
-impl<R: Real, P: Fn(usize) -> (R, R), G: Gate> shared_ir::vmath::Work for Both<'_, R, P, G> {
-    type Out = ();
-    #[inline(always)]
-    fn run(self) {
-        let Both {
-            da,
-            db,
-            g,
-            part,
-            one_lane,
-            gate,
-        } = self;
-        both_loops(da, db, g, part, one_lane, gate)
-    }
-}
-
-/// The loops of [`both`] (one copy compiled for AVX2 through [`Both`], one for the baseline).
+/// The loops of [`both`] (one copy compiled for AVX2 through `lanes!`, one for the baseline).
 #[inline(always)]
 fn both_loops<R: Real, G: Gate>(
     da: Option<&mut [R]>,
