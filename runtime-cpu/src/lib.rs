@@ -39,7 +39,7 @@
 //! | `regions/` | the executor of per-lane ops: at once, or collected for a region device |
 //! | `ops/` | the numeric-op layer of both front ends: an op made once (`Numbers`), and the CPU forward of every op (`compute`) |
 //! | `kernels/` | numeric kernels over lanes, forward and reverse |
-//! | `tape.rs`, `backward.rs` | the reverse tape and its replay |
+//! | `tape.rs`, `backward/` | the reverse tape and its replay (`backward/resolved.rs`: a kept walk's, resolved once) |
 //! | `program.rs`, `bindings.rs`, `session.rs` | the public API |
 //! | `print.rs` | per-lane results in Scheme syntax |
 //! | `schedule.rs` | the multicore scheduler: independent jobs across worker threads, in index order |

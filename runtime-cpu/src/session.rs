@@ -432,6 +432,7 @@ impl<R: Real> Engine<R> {
         trace: bool,
     ) -> (std::result::Result<Value, Box<Fault>>, u64) {
         let code = program.code();
+        self.tape_renewed();
         let st = &mut self.state;
         let slots = &mut self.pools.slots;
         slots.clear();
@@ -593,7 +594,10 @@ impl<R: Real> Engine<R> {
             }
         }
         let st = &mut self.state;
-        backward(&st.tape, &st.pay, &st.masks, &mut self.adj, &mut st.grad);
+        match self.replay.reverse() {
+            Some(r) => r.backward(&st.tape, &st.pay, &st.masks, &mut self.adj, &mut st.grad),
+            None => backward(&st.tape, &st.pay, &st.masks, &mut self.adj, &mut st.grad),
+        }
         let l = group.len();
         let buf = &mut self.pools.buf;
         let run = contiguous(group);

@@ -8,6 +8,7 @@
 //! A run of several lane blocks, and every run of a session with a device attached, walks.
 
 use super::{contiguous, Engine, Input};
+use crate::backward::Resolved;
 use crate::bindings::{Binding, Bindings};
 use crate::code::Code;
 use crate::eval::Limits;
@@ -64,9 +65,19 @@ pub(super) struct Replay {
     misses: u32,
     /// Runs that replayed, over the session's life.
     pub(super) hits: u64,
+    /// The kept walk's reverse pass, resolved ([`Resolved`]); valid while `resolved` is set,
+    /// from the walk's end until the next walk starts.
+    reverse: Resolved,
+    resolved: bool,
 }
 
 impl Replay {
+    /// The reverse pass of the tape the session holds, resolved, when that tape is the kept
+    /// walk's (a replay leaves it so).
+    pub(super) fn reverse(&self) -> Option<&Resolved> {
+        self.resolved.then_some(&self.reverse)
+    }
+
     /// True when a run of this layout may replay the trace, or trace its walk: the layout is
     /// the last one's (else it becomes the layout, with no trace yet).
     fn same_layout(
@@ -161,6 +172,11 @@ impl<R: Real> Engine<R> {
         self.replay.ready = false;
     }
 
+    /// A walk starts: the tape and slots are no longer the kept walk's.
+    pub(super) fn tape_renewed(&mut self) {
+        self.replay.resolved = false;
+    }
+
     /// After a run that walked: keeps the trace when the run was one traced walk and it
     /// succeeded with `value` in `steps` node visits (else no run replays until one is).
     pub(super) fn keep_trace(&mut self, walked: Option<(Value, u64)>, walks: usize) {
@@ -171,6 +187,8 @@ impl<R: Real> Engine<R> {
         if let (Some((v, steps)), 1, true) = (walked, walks, complete) {
             (r.value, r.steps, r.ready) = (Some(v), steps, true);
             self.state.regions.trace.resolve(&self.state.pay);
+            r.reverse.build(&self.state.tape, &self.state.pay);
+            r.resolved = true;
         }
     }
 }

@@ -1,16 +1,22 @@
 //! The reverse pass: replays the tape backwards with one `match`, accumulating lane-wide
 //! adjoints for every slot that depends on a differentiated input.
 
+mod linalg;
+mod resolved;
+
+use linalg::LinalgBack;
+
+pub(crate) use resolved::Resolved;
+
 use crate::kernels::elementwise::{self, Side, View};
 use crate::kernels::linalg::{col, col_mut};
 use crate::kernels::lu::LuScratch;
-use crate::kernels::{broadcast, linalg_grad as lg, Gate, Gated, Ungated, Width};
+use crate::kernels::{Gate, Gated, Ungated, Width};
 use crate::mask::Masks;
-use crate::ops::dims;
 use crate::payload::{Col, Payloads, SlotInfo, NO_ADJOINT};
-use crate::tape::{Entry, LinalgOp, Rec, Tape};
-use crate::value::{MaskId, Slot};
-use shared_ir::{BinaryOp, Real, Shape};
+use crate::tape::{Entry, Rec, Tape};
+use crate::value::MaskId;
+use shared_ir::{BinaryOp, Real, UnaryOp};
 
 /// Lane-wide adjoints of the active slots of a run.
 ///
@@ -63,10 +69,7 @@ impl<R: Real> Adjoints<R> {
     /// Zeroes a slot's adjoint.
     #[inline(always)]
     fn clear(&mut self, info: &SlotInfo) {
-        let o = info.adj();
-        if o != NO_ADJOINT {
-            zero(&mut self.data[o..o + info.n() * self.lanes]);
-        }
+        self.clear_at(info.adj(), info.n());
     }
 
     /// Copies a slot's adjoint into `out` (as f64) and zeroes it; zeros when it has none.
@@ -113,14 +116,26 @@ impl<R: Real> Adjoints<R> {
         b: &SlotInfo,
         out: &SlotInfo,
     ) -> Option<(Option<&mut [R]>, Option<&mut [R]>, &mut [R])> {
-        let (oa, ob, oo) = (a.adj(), b.adj(), out.adj());
+        self.operands_at([a.adj(), b.adj(), out.adj()], [a.n(), b.n(), out.n()])
+    }
+
+    /// [`Adjoints::operands`] from the adjoints' offsets `at` and elements `n` (per lane) of
+    /// `a`, `b` and `out`.
+    #[inline(always)]
+    #[allow(clippy::type_complexity)]
+    fn operands_at(
+        &mut self,
+        at: [usize; 3],
+        n: [usize; 3],
+    ) -> Option<(Option<&mut [R]>, Option<&mut [R]>, &mut [R])> {
+        let [oa, ob, oo] = at;
         if oo == NO_ADJOINT {
             return None;
         }
         let l = self.lanes;
-        let (na, nb) = (a.n() * l, b.n() * l);
+        let (na, nb) = (n[0] * l, n[1] * l);
         let (lo, hi) = self.data.split_at_mut(oo);
-        let g = &mut hi[..out.n() * l];
+        let g = &mut hi[..n[2] * l];
         let (da, db) = match (oa != NO_ADJOINT, ob != NO_ADJOINT) {
             (true, true) if oa < ob => {
                 let (x, y) = lo.split_at_mut(ob);
@@ -140,16 +155,26 @@ impl<R: Real> Adjoints<R> {
     /// The adjoint of input slot `input` mutably, with the adjoint of the later slot `out`.
     #[inline(always)]
     fn pair(&mut self, input: &SlotInfo, out: &SlotInfo) -> Option<(&mut [R], &[R])> {
-        let (oi, oo) = (input.adj(), out.adj());
+        self.pair_at(input.adj(), input.n(), out.adj(), out.n())
+    }
+
+    /// [`Adjoints::pair`] from the adjoints' offsets and elements per lane.
+    #[inline(always)]
+    fn pair_at(&mut self, oi: usize, ni: usize, oo: usize, no: usize) -> Option<(&mut [R], &[R])> {
         if oi == NO_ADJOINT || oo == NO_ADJOINT {
             return None;
         }
         debug_assert!(oi < oo, "operands precede results");
         let (lo, hi) = self.data.split_at_mut(oo);
-        Some((
-            &mut lo[oi..oi + input.n() * self.lanes],
-            &hi[..out.n() * self.lanes],
-        ))
+        Some((&mut lo[oi..oi + ni * self.lanes], &hi[..no * self.lanes]))
+    }
+
+    /// Zeroes the adjoint at offset `o` (elements `n` per lane) when there is one.
+    #[inline(always)]
+    fn clear_at(&mut self, o: usize, n: usize) {
+        if o != NO_ADJOINT {
+            zero(&mut self.data[o..o + n * self.lanes]);
+        }
     }
 }
 
@@ -173,6 +198,116 @@ pub fn backward<R: Real>(
     })
 }
 
+/// One lane, one number: a unary record's reverse without views or loops. `at` holds the
+/// operand's and the result's offsets, then their adjoints'.
+#[inline(always)]
+fn unary_one<R: Real, G: Gate>(op: UnaryOp, d: &[R], adj: &mut [R], at: [usize; 4], gate: G) {
+    let [x, y, dx, dy] = at;
+    let (x, y) = (d[x], d[y]);
+    if dy != NO_ADJOINT {
+        let g = adj[dy];
+        adj[dy] = R::ZERO;
+        if dx != NO_ADJOINT {
+            adj[dx] += gate.pass(0, g * op.derivative(x, y));
+        }
+    }
+}
+
+/// One lane, one number: a binary record's reverse. `at` holds the operands' and the
+/// result's offsets, `d_at` their adjoints'.
+#[inline(always)]
+fn binary_one<R: Real, G: Gate>(
+    op: BinaryOp,
+    d: &[R],
+    adj: &mut [R],
+    at: [usize; 3],
+    d_at: [usize; 3],
+    gate: G,
+) {
+    let (x, y, z) = (d[at[0]], d[at[1]], d[at[2]]);
+    let [da, db, dz] = d_at;
+    if dz != NO_ADJOINT {
+        let g = adj[dz];
+        adj[dz] = R::ZERO;
+        let (dx, dy) = op.partials(x, y, z);
+        if da != NO_ADJOINT {
+            adj[da] += gate.pass(0, g * dx);
+        }
+        if db != NO_ADJOINT {
+            adj[db] += gate.pass(0, g * dy);
+        }
+    }
+}
+
+/// The reverse of a unary record over views of its operand and result, then zeroing the
+/// result's adjoint: `at` the two adjoints' offsets, `n` the result's elements per lane.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn unary_lanes<R: Real, G: Gate, W: Width>(
+    op: UnaryOp,
+    adj: &mut Adjoints<R>,
+    at: [usize; 2],
+    n: usize,
+    va: View<'_, R>,
+    vy: View<'_, R>,
+    gate: G,
+    w: W,
+) {
+    if let Some((da, g)) = adj.pair_at(at[0], n, at[1], n) {
+        elementwise::unary_grad(op, da, g, va, vy, n, w, gate);
+    }
+    adj.clear_at(at[1], n);
+}
+
+/// The reverse of `sin` or `cos` from the derivative `dv` kept beside the result, then
+/// zeroing the result's adjoint: `at` the operand's and the result's adjoint offsets, `n`
+/// their elements per lane, `l` the lanes.
+#[inline(always)]
+fn trig<R: Real, G: Gate>(
+    adj: &mut Adjoints<R>,
+    at: [usize; 2],
+    n: usize,
+    dv: &[R],
+    gate: G,
+    l: usize,
+) {
+    if let Some((da, g)) = adj.pair_at(at[0], n, at[1], n) {
+        // Element by element, a run of lanes each (the lane of each number for the gate:
+        // lane 0 at one lane).
+        lanes!(l, {
+            let rows = da.chunks_exact_mut(l).zip(g.chunks_exact(l));
+            for ((da, g), dv) in rows.zip(dv.chunks_exact(l)) {
+                for lane in 0..l {
+                    da[lane] += gate.pass(lane, g[lane] * dv[lane]);
+                }
+            }
+        })
+    }
+    adj.clear_at(at[1], n);
+}
+
+/// The reverse of a binary record one operand at a time, then zeroing the result's adjoint:
+/// `at` the operands' and the result's adjoint offsets, `n` their elements per lane, `views`
+/// their numbers.
+#[inline(always)]
+fn binary_sides<R: Real, G: Gate, W: Width>(
+    op: BinaryOp,
+    adj: &mut Adjoints<R>,
+    at: [usize; 3],
+    n: [usize; 3],
+    views: [View<'_, R>; 3],
+    gate: G,
+    w: W,
+) {
+    let [va, vb, vy] = views;
+    for (side, k) in [(Side::Left, 0), (Side::Right, 1)] {
+        if let Some((dx, g)) = adj.pair_at(at[k], n[k], at[2], n[2]) {
+            elementwise::binary_grad(op, side, dx, g, va, vb, vy, n[2], w, gate);
+        }
+    }
+    adj.clear_at(at[2], n[2]);
+}
+
 /// Replays one record, then zeroes the adjoint of its result.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
@@ -191,70 +326,38 @@ fn step<R: Real, G: Gate, W: Width>(
         Rec::Unary { op, out, a } => {
             let (io, ia) = (pay.info(out), pay.info(a));
             if W::ONE && io.is_scalar() {
-                // One lane, one number: no views, no loops.
-                let d = pay.data();
-                let (x, y) = (d[ia.offset()], d[io.offset()]);
-                if io.adj() != NO_ADJOINT {
-                    let g = adj.data[io.adj()];
-                    adj.data[io.adj()] = R::ZERO;
-                    if ia.adj() != NO_ADJOINT {
-                        adj.data[ia.adj()] += gate.pass(0, g * op.derivative(x, y));
-                    }
-                }
+                let at = [ia.offset(), io.offset(), ia.adj(), io.adj()];
+                unary_one(op, pay.data(), &mut adj.data, at, gate);
                 return;
             }
-            let n = io.n();
-            if let Some((da, g)) = adj.pair(&ia, &io) {
-                let (va, vy) = (view(pay, &ia), view(pay, &io));
-                elementwise::unary_grad(op, da, g, va, vy, n, w, gate);
-            }
-            adj.clear(&io);
+            let (va, vy) = (view(pay, &ia), view(pay, &io));
+            let at = [ia.adj(), io.adj()];
+            unary_lanes(op, adj, at, io.n(), va, vy, gate, w);
         }
         Rec::Trig { out, a, d, .. } => {
             let (io, ia, id) = (pay.info(out), pay.info(a), pay.info(d));
-            if let Some((da, g)) = adj.pair(&ia, &io) {
-                let dv = pay.get_info(&id);
-                // Element by element, a run of lanes each (the lane of each number for the
-                // gate: lane 0 at one lane).
-                lanes!(l, {
-                    let rows = da.chunks_exact_mut(l).zip(g.chunks_exact(l));
-                    for ((da, g), dv) in rows.zip(dv.chunks_exact(l)) {
-                        for lane in 0..l {
-                            da[lane] += gate.pass(lane, g[lane] * dv[lane]);
-                        }
-                    }
-                })
-            }
-            adj.clear(&io);
+            trig(
+                adj,
+                [ia.adj(), io.adj()],
+                io.n(),
+                pay.get_info(&id),
+                gate,
+                l,
+            );
         }
         Rec::Binary { op, out, a, b } => {
             let (io, ia, ib) = (pay.info(out), pay.info(a), pay.info(b));
             if W::ONE && io.is_scalar() {
-                let d = pay.data();
-                let (x, y, z) = (d[ia.offset()], d[ib.offset()], d[io.offset()]);
-                if io.adj() != NO_ADJOINT {
-                    let g = adj.data[io.adj()];
-                    adj.data[io.adj()] = R::ZERO;
-                    let (dx, dy) = op.partials(x, y, z);
-                    if ia.adj() != NO_ADJOINT {
-                        adj.data[ia.adj()] += gate.pass(0, g * dx);
-                    }
-                    if ib.adj() != NO_ADJOINT {
-                        adj.data[ib.adj()] += gate.pass(0, g * dy);
-                    }
-                }
+                let at = [ia.offset(), ib.offset(), io.offset()];
+                let d_at = [ia.adj(), ib.adj(), io.adj()];
+                binary_one(op, pay.data(), &mut adj.data, at, d_at, gate);
                 return;
             }
             let n = io.n();
             // No operand broadcast and no operand twice: both operands in one pass that clears
             // the result's adjoint (the ops whose partials are a few instructions, inlined into
             // the pass). On one number a lane, or at one lane, every number in one run.
-            let cheap = matches!(
-                op,
-                BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div
-            ) && ia.is_scalar() == io.is_scalar()
-                && ib.is_scalar() == io.is_scalar()
-                && (ia.adj() != ib.adj() || ia.adj() == NO_ADJOINT);
+            let cheap = cheap(op, &ia, &ib, &io);
             if cheap && (n == 1 || W::ONE) {
                 let ca = flat_col(pay, &ia, W::ONE);
                 let (cb, cy) = (flat_col(pay, &ib, W::ONE), flat_col(pay, &io, W::ONE));
@@ -271,12 +374,9 @@ fn step<R: Real, G: Gate, W: Width>(
                 }
                 return;
             }
-            for (side, x) in [(Side::Left, &ia), (Side::Right, &ib)] {
-                if let Some((dx, g)) = adj.pair(x, &io) {
-                    elementwise::binary_grad(op, side, dx, g, va, vb, vy, n, w, gate);
-                }
-            }
-            adj.clear(&io);
+            let at = [ia.adj(), ib.adj(), io.adj()];
+            let views = [va, vb, vy];
+            binary_sides(op, adj, at, [ia.n(), ib.n(), n], views, gate, w);
         }
         Rec::Select { out, cond, a, b } => {
             let io = pay.info(out);
@@ -333,11 +433,21 @@ fn step<R: Real, G: Gate, W: Width>(
             adj.clear(&io);
         }
         Rec::Linalg { op, out, a, b } => {
-            let io = pay.info(out);
-            linalg_step(op, &io, a, b, pay, adj, s, gate, w);
-            adj.clear(&io);
+            linalg::step(&LinalgBack::of(op, out, a, b, pay), pay, adj, s, gate, w);
         }
     }
+}
+
+/// True when a binary record's reverse may run both operands in one pass: an op whose
+/// partials are a few instructions, no operand broadcast and no operand twice.
+#[inline(always)]
+fn cheap(op: BinaryOp, ia: &SlotInfo, ib: &SlotInfo, io: &SlotInfo) -> bool {
+    matches!(
+        op,
+        BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div
+    ) && ia.is_scalar() == io.is_scalar()
+        && ib.is_scalar() == io.is_scalar()
+        && (ia.adj() != ib.adj() || ia.adj() == NO_ADJOINT)
 }
 
 /// A slot's numbers in a line, when each is one lane's (or every lane is one): per lane, or
@@ -359,92 +469,5 @@ fn view<'p, R: Real>(pay: &'p Payloads<R>, info: &SlotInfo) -> View<'p, R> {
         data: pay.get_info(info),
         lanes: info.lanes(),
         scalar: info.is_scalar(),
-    }
-}
-
-/// A primal operand at full lane width: borrowed if per lane, broadcast into `buf` if uniform.
-#[inline(always)]
-fn wide<'a, R: Real>(pay: &'a Payloads<R>, info: &SlotInfo, buf: &'a mut Vec<R>) -> &'a [R] {
-    let data = pay.get_info(info);
-    if info.lanes() || pay.lanes() == 1 {
-        data
-    } else {
-        broadcast(buf, data, pay.lanes())
-    }
-}
-
-#[allow(clippy::too_many_arguments)]
-fn linalg_step<R: Real, G: Gate, W: Width>(
-    op: LinalgOp,
-    io: &SlotInfo,
-    a: Slot,
-    b: Slot,
-    pay: &Payloads<R>,
-    adj: &mut Adjoints<R>,
-    s: &mut Scratch<R>,
-    gate: G,
-    w: W,
-) {
-    let ia = pay.info(a);
-    let sa = ia.shape();
-    let (ma, ka) = dims(sa);
-    let na = sa.len();
-    let two = !matches!(
-        op,
-        LinalgOp::Vsum
-            | LinalgOp::Norm
-            | LinalgOp::Normalize
-            | LinalgOp::NormalizeProtected
-            | LinalgOp::Transpose
-            | LinalgOp::Trace
-            | LinalgOp::Det
-            | LinalgOp::Logdet
-            | LinalgOp::Inv
-    );
-    let ib = pay.info(if two { b } else { a });
-    let sb = if two { ib.shape() } else { Shape::Scalar };
-    let nb = sb.len();
-    let Scratch {
-        a: ba,
-        b: bb,
-        y: by,
-        tmp,
-        lu,
-    } = s;
-    let av = wide(pay, &ia, ba);
-    let bv = if two { wide(pay, &ib, bb) } else { &[][..] };
-    let yv = wide(pay, io, by);
-    if let Some((da, g)) = adj.pair(&ia, io) {
-        match op {
-            LinalgOp::Dot => lg::dot(da, g, bv, na, w, gate),
-            LinalgOp::Vsum => lg::vsum(da, g, na, w, gate),
-            LinalgOp::Norm => lg::norm(da, g, av, yv, na, w, gate),
-            LinalgOp::Normalize => lg::normalize(da, g, av, yv, na, w, false, tmp, gate),
-            LinalgOp::NormalizeProtected => lg::normalize(da, g, av, yv, na, w, true, tmp, gate),
-            LinalgOp::Cross => lg::cross(da, g, bv, true, w, gate),
-            LinalgOp::Matvec => lg::matvec_matrix(da, g, bv, ma, ka, w, tmp, gate),
-            LinalgOp::Matmul => lg::matmul_left(da, g, bv, ma, ka, dims(sb).1, w, tmp, gate),
-            LinalgOp::Transpose => lg::transpose(da, g, ma, ka, w, gate),
-            LinalgOp::Trace => lg::trace(da, g, ma, ka, w, gate),
-            LinalgOp::Outer => lg::outer(da, g, bv, na, nb, true, w, tmp, gate),
-            LinalgOp::Det => lg::det(da, g, av, yv, ma, w, lu, gate),
-            LinalgOp::Logdet => lg::logdet(da, g, av, ma, w, lu, gate),
-            LinalgOp::Inv => lg::inv(da, g, yv, ma, w, tmp, gate),
-            LinalgOp::Solve => lg::solve(da, g, av, yv, ma, dims(sb).1, true, w, lu, gate),
-        }
-    }
-    if !two {
-        return;
-    }
-    if let Some((db, g)) = adj.pair(&ib, io) {
-        match op {
-            LinalgOp::Dot => lg::dot(db, g, av, nb, w, gate),
-            LinalgOp::Cross => lg::cross(db, g, av, false, w, gate),
-            LinalgOp::Matvec => lg::matvec_vector(db, g, av, ma, ka, w, tmp, gate),
-            LinalgOp::Matmul => lg::matmul_right(db, g, av, ma, ka, dims(sb).1, w, tmp, gate),
-            LinalgOp::Outer => lg::outer(db, g, av, na, nb, false, w, tmp, gate),
-            LinalgOp::Solve => lg::solve(db, g, av, yv, ma, dims(sb).1, false, w, lu, gate),
-            _ => {}
-        }
     }
 }
