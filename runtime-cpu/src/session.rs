@@ -152,6 +152,9 @@ struct Pools {
     /// The program and the bindings' names ([`Bindings::names`]) that `inputs` were
     /// resolved for.
     resolved: Option<(Arc<Code>, u64)>,
+    /// The lanes and differentiated inputs the outcome's gradients were last sized for (by
+    /// [`prepare_grads`], under the program and names of `resolved`).
+    grads_for: Option<(usize, Vec<u32>)>,
 }
 
 /// One input of the program in a run: its global, where it is bound, and its place among
@@ -236,6 +239,7 @@ impl<R: Real> Engine<R> {
             }
             _ => {
                 self.pools.resolved = None;
+                self.pools.grads_for = None;
                 if let Err(e) = resolve(code, bindings, &mut inputs) {
                     (self.pools.wrt, self.pools.inputs) = (wrt, inputs);
                     return Err(e);
@@ -272,7 +276,22 @@ impl<R: Real> Engine<R> {
             }
         }
         let Outcome { values, grads, .. } = out;
-        prepare_grads(grads, program, bindings, inputs, wrt, lanes);
+        // The gradients are sized as the last run's when its program, names, lanes and
+        // differentiated inputs were these: only their sums start afresh.
+        match &mut self.pools.grads_for {
+            Some((l, w)) if *l == lanes && w[..] == wrt[..] && grads.len() == wrt.len() => {
+                for g in grads.iter_mut() {
+                    g.sum.fill(0.0);
+                }
+            }
+            kept => {
+                prepare_grads(grads, program, bindings, inputs, wrt, lanes);
+                let (l, w) = kept.get_or_insert_with(Default::default);
+                *l = lanes;
+                w.clear();
+                w.extend_from_slice(wrt);
+            }
+        }
         // Every lane is resolved below, so neither the placeholder nor a previous run's value
         // survives: only lanes the previous run did not have need one.
         values.truncate(lanes);

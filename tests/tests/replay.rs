@@ -24,7 +24,14 @@ fn fingerprint(out: &Outcome) -> String {
         s += &format!("{v:?}\n");
     }
     for g in &out.grads {
-        s += &format!("{} {:?} {:?}\n", g.name, bits(&g.per_lane), bits(&g.sum));
+        s += &format!(
+            "{} {:?} {} {:?} {:?}\n",
+            g.name,
+            g.shape,
+            g.uniform,
+            bits(&g.per_lane),
+            bits(&g.sum)
+        );
     }
     s
 }
@@ -317,4 +324,46 @@ fn inputs_are_found_again_when_the_names_move() {
         .values
         .clone();
     assert_eq!(format!("{again:?}"), format!("{fresh:?}"));
+}
+
+/// A session keeps its outcome's gradients sized while the program, the bindings' names, the
+/// lanes and the gradients asked stay as they were, and sizes them again when the gradients
+/// asked change (more, fewer, another order, none) or a lane fails: each run gives a fresh
+/// session's outcome, gradient names, shapes and sums included.
+#[test]
+fn gradients_asked_differently_between_runs() {
+    let program = Program::parse("(+ (* a x) (* (dot v v) (sqrt (- x b))))").expect("parses");
+    let base = Bindings::new()
+        .scalar("a", 2.0)
+        .scalar("b", 0.5)
+        .uniform("v", runtime_cpu::Tensor::vector(vec![1.0, -2.0]))
+        .lanes("x", vec![1.5, 0.75, 3.0, 2.0])
+        .expect("binds");
+    let mut moved = base.clone();
+    moved.numbers_mut("x").expect("bound").3[1] = 0.25;
+    moved.numbers_mut("a").expect("bound").3[0] = -1.0;
+    let some = |names: &[&str]| GradSpec::Some(names.iter().map(|n| n.to_string()).collect());
+    let asks = [
+        GradSpec::All,
+        GradSpec::All,
+        some(&["b"]),
+        some(&["b"]),
+        some(&["x", "v", "a"]),
+        some(&["v", "x", "a"]),
+        GradSpec::None,
+        some(&["a", "a", "v"]),
+        GradSpec::All,
+    ];
+    let mut reused = Session::<f64>::new();
+    for (k, grad) in asks.iter().enumerate() {
+        // Every other run over numbers that put a lane below `b` (a NaN gradient there).
+        let b = if k % 2 == 0 { &base } else { &moved };
+        let opts = RunOptions {
+            grad: grad.clone(),
+            ..RunOptions::default()
+        };
+        let want = fingerprint(Session::<f64>::new().run(&program, b, &opts).expect("runs"));
+        let got = fingerprint(reused.run(&program, b, &opts).expect("runs"));
+        assert_eq!(want, got, "run {k} ({grad:?})");
+    }
 }
