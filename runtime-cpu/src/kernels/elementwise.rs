@@ -104,6 +104,24 @@ pub fn unary<R: Real, W: Width>(op: UnaryOp, out: &mut [R], a: View<'_, R>, n: u
     })
 }
 
+/// `out = op(a)` over one element at `out.len()` lanes, the operand per lane or one number for
+/// every lane: [`unary`] of one element without its loop over elements.
+#[inline(never)]
+pub fn unary_row<R: Real>(op: UnaryOp, out: &mut [R], a: Col<'_, R>) {
+    lanes!(out.len(), {
+        each_unary_op!(op, K => apply_unary(K, out, a))
+    })
+}
+
+/// `out = op(a, b)` over one element at `out.len()` lanes, each operand per lane or one number
+/// for every lane: [`binary`] of one element without its loop over elements.
+#[inline(never)]
+pub fn binary_row<R: Real>(op: BinaryOp, out: &mut [R], a: Col<'_, R>, b: Col<'_, R>) {
+    lanes!(out.len(), {
+        each_binary_op!(op, K => apply_binary(K, out, a, b))
+    })
+}
+
 /// `out = op(a, b)` over `n` elements with scalar broadcast; `l` is the output's lane width.
 pub fn binary<R: Real, W: Width>(
     op: BinaryOp,

@@ -11,7 +11,7 @@
 use crate::kernels::elementwise::{self, View};
 use crate::mask::Masks;
 use crate::ops::{compute, linalg, LinalgStep, Scratch};
-use crate::payload::{Payloads, SlotInfo};
+use crate::payload::{Col, Payloads, SlotInfo};
 use crate::tape::Rec;
 use crate::value::{MaskId, Slot};
 use shared_ir::{BinaryOp, CompareOp, Real, UnaryOp};
@@ -95,6 +95,18 @@ fn operand<R>(data: &[R], at: u32, n: usize, w: usize, lanes: bool, scalar: bool
         data: &data[at as usize..at as usize + len],
         lanes: lanes && w > 1,
         scalar,
+    }
+}
+
+/// An operand of one element at `w` lanes: its numbers at `at` in `data`, per lane
+/// (`lanes`) or one for every lane.
+#[inline(always)]
+fn lane_col<R: Copy>(data: &[R], at: u32, w: usize, lanes: bool) -> Col<'_, R> {
+    let at = at as usize;
+    if lanes {
+        Col::Lanes(&data[at..at + w])
+    } else {
+        Col::Uniform(data[at])
     }
 }
 
@@ -248,6 +260,12 @@ impl Trace {
                 } => {
                     let (n, w) = (n as usize, if f & form::OUT_LANES != 0 { l } else { 1 });
                     let (before, o) = pay.data_mut().split_at_mut(out as usize);
+                    if n == 1 && w > 1 {
+                        // One number a lane: one row, with no loop over elements.
+                        let ca = lane_col(before, a, w, f & form::A_LANES != 0);
+                        elementwise::unary_row(op, &mut o[..w], ca);
+                        continue;
+                    }
                     let va = operand(before, a, n, w, f & form::A_LANES != 0, false);
                     crate::with_width!(w, lw => elementwise::unary(op, &mut o[..n * w], va, n, lw));
                 }
@@ -261,6 +279,13 @@ impl Trace {
                 } => {
                     let (n, w) = (n as usize, if f & form::OUT_LANES != 0 { l } else { 1 });
                     let (before, o) = pay.data_mut().split_at_mut(out as usize);
+                    if n == 1 && w > 1 {
+                        // One number a lane: one row, with no loop over elements.
+                        let ca = lane_col(before, a, w, f & form::A_LANES != 0);
+                        let cb = lane_col(before, b, w, f & form::B_LANES != 0);
+                        elementwise::binary_row(op, &mut o[..w], ca, cb);
+                        continue;
+                    }
                     let va = operand(
                         before,
                         a,
