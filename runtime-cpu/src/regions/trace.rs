@@ -61,6 +61,21 @@ pub(crate) enum Step {
     },
     /// [`Step::Op`] of a vector or matrix op, resolved: [`Trace::linalg`]'s entry.
     Linalg(u32),
+    /// [`Step::Map1`] of one number a lane, at several lanes: one row of lanes.
+    Row1 {
+        op: UnaryOp,
+        form: u8,
+        out: u32,
+        a: u32,
+    },
+    /// [`Step::Map2`] of one number a lane, at several lanes: one row of lanes.
+    Row2 {
+        op: BinaryOp,
+        form: u8,
+        out: u32,
+        a: u32,
+        b: u32,
+    },
     /// As [`Step::Map1`], of two operands.
     Map2 {
         op: BinaryOp,
@@ -205,12 +220,22 @@ impl Trace {
                     let w = if io.lanes() { pay.lanes() } else { 1 };
                     let mut f = if io.lanes() { form::OUT_LANES } else { 0 };
                     f |= if lanes(&ia, w) { form::A_LANES } else { 0 };
-                    Step::Map1 {
-                        op,
-                        form: f,
-                        n: ia.n() as u32,
-                        out: io.offset() as u32,
-                        a: ia.offset() as u32,
+                    if w > 1 && ia.n() == 1 {
+                        let (out, a) = (io.offset() as u32, ia.offset() as u32);
+                        Step::Row1 {
+                            op,
+                            form: f,
+                            out,
+                            a,
+                        }
+                    } else {
+                        Step::Map1 {
+                            op,
+                            form: f,
+                            n: ia.n() as u32,
+                            out: io.offset() as u32,
+                            a: ia.offset() as u32,
+                        }
                     }
                 }
                 Step::Op(Rec::Binary { op, out, a, b }) => {
@@ -221,13 +246,25 @@ impl Trace {
                     f |= if ia.is_scalar() { form::A_SCALAR } else { 0 };
                     f |= if lanes(&ib, w) { form::B_LANES } else { 0 };
                     f |= if ib.is_scalar() { form::B_SCALAR } else { 0 };
-                    Step::Map2 {
-                        op,
-                        form: f,
-                        n: io.n() as u32,
-                        out: io.offset() as u32,
-                        a: ia.offset() as u32,
-                        b: ib.offset() as u32,
+                    let (out, a, b) = (io.offset() as u32, ia.offset() as u32, ib.offset() as u32);
+                    if w > 1 && io.n() == 1 {
+                        Step::Row2 {
+                            op,
+                            form: f,
+                            out,
+                            a,
+                            b,
+                        }
+                    } else {
+                        let n = io.n() as u32;
+                        Step::Map2 {
+                            op,
+                            form: f,
+                            n,
+                            out,
+                            a,
+                            b,
+                        }
                     }
                 }
                 Step::Op(Rec::Linalg { op, out, a, b }) => {
@@ -260,12 +297,6 @@ impl Trace {
                 } => {
                     let (n, w) = (n as usize, if f & form::OUT_LANES != 0 { l } else { 1 });
                     let (before, o) = pay.data_mut().split_at_mut(out as usize);
-                    if n == 1 && w > 1 {
-                        // One number a lane: one row, with no loop over elements.
-                        let ca = lane_col(before, a, w, f & form::A_LANES != 0);
-                        elementwise::unary_row(op, &mut o[..w], ca);
-                        continue;
-                    }
                     let va = operand(before, a, n, w, f & form::A_LANES != 0, false);
                     crate::with_width!(w, lw => elementwise::unary(op, &mut o[..n * w], va, n, lw));
                 }
@@ -279,13 +310,6 @@ impl Trace {
                 } => {
                     let (n, w) = (n as usize, if f & form::OUT_LANES != 0 { l } else { 1 });
                     let (before, o) = pay.data_mut().split_at_mut(out as usize);
-                    if n == 1 && w > 1 {
-                        // One number a lane: one row, with no loop over elements.
-                        let ca = lane_col(before, a, w, f & form::A_LANES != 0);
-                        let cb = lane_col(before, b, w, f & form::B_LANES != 0);
-                        elementwise::binary_row(op, &mut o[..w], ca, cb);
-                        continue;
-                    }
                     let va = operand(
                         before,
                         a,
@@ -303,6 +327,28 @@ impl Trace {
                         f & form::B_SCALAR != 0,
                     );
                     crate::with_width!(w, lw => elementwise::binary(op, &mut o[..n * w], va, vb, n, lw));
+                }
+                Step::Row1 {
+                    op,
+                    form: f,
+                    out,
+                    a,
+                } => {
+                    let (before, o) = pay.data_mut().split_at_mut(out as usize);
+                    let ca = lane_col(before, a, l, f & form::A_LANES != 0);
+                    elementwise::unary_row(op, &mut o[..l], ca);
+                }
+                Step::Row2 {
+                    op,
+                    form: f,
+                    out,
+                    a,
+                    b,
+                } => {
+                    let (before, o) = pay.data_mut().split_at_mut(out as usize);
+                    let ca = lane_col(before, a, l, f & form::A_LANES != 0);
+                    let cb = lane_col(before, b, l, f & form::B_LANES != 0);
+                    elementwise::binary_row(op, &mut o[..l], ca, cb);
                 }
                 Step::Linalg(k) => linalg(pay, scratch, &self.linalg[k as usize]),
                 Step::Op(rec) => compute(pay, masks, scratch, &rec, &self.parts),
