@@ -1,6 +1,6 @@
 //! `ndvm`: run, differentiate and benchmark programs of the object language.
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use harness::cli;
 use std::process::ExitCode;
 
@@ -41,13 +41,29 @@ fn main() -> ExitCode {
     // Warnings (a GPU that `auto` could not use, a region run on the CPU) by default;
     // RUST_LOG=info shows the measured costs and the device's decisions.
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
-    match Cli::parse().command {
+    let matches = Cli::command().get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    match cli.command {
         Command::Run(args) => cli::run::main(args),
         Command::Vm(args) => cli::vm::main(args),
         Command::Bench(args) => cli::bench_cmd::main(args),
         Command::Fuzz(args) => cli::fuzz::main(args),
         Command::Calibrate(args) => cli::calibrate::main(args),
-        Command::Search(args) => cli::search::main(args),
+        Command::Search(mut args) => {
+            // The flags given on the command line (not defaults): `--resume` refuses those
+            // that would change the checkpoint's settings.
+            if let Some((_, sub)) = matches.subcommand() {
+                args.given = sub
+                    .ids()
+                    .filter(|id| {
+                        sub.value_source(id.as_str())
+                            == Some(clap::parser::ValueSource::CommandLine)
+                    })
+                    .map(|id| id.as_str().to_string())
+                    .collect();
+            }
+            cli::search::main(args)
+        }
         Command::Cosearch(args) => cli::cosearch::main(args),
         Command::Export(args) => cli::export::main(args),
         Command::Devices(args) => cli::devices::main(args),

@@ -170,6 +170,7 @@ pub fn cosearch<'py>(
         let stop = Stop {
             max_jobs: max_fits,
             deadline: budget.map(|b| start + Duration::from_secs_f64(b)),
+            flag: None,
         };
         match precision {
             Precision::F64 => {

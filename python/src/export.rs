@@ -2,7 +2,7 @@
 //! as LaTeX (`harness::export`, the translation of `ndvm export`). A form the target cannot
 //! express raises `ndvm.ExportError` naming it and its line.
 
-use harness::export::{latex, to_python, ExportError, Target};
+use harness::export::{to_latex, to_python, ExportError, Target};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
@@ -51,5 +51,5 @@ pub fn _export(
 /// The program as LaTeX math.
 #[pyfunction]
 pub fn _latex(py: Python<'_>, source: &str) -> PyResult<String> {
-    latex::to_latex(source).map_err(|e| raise(py, &e))
+    to_latex(source).map_err(|e| raise(py, &e))
 }

@@ -147,6 +147,7 @@ pub fn _evaluate_population<'py>(
             Stop {
                 max_jobs: Some(n),
                 deadline: None,
+                flag: None,
             },
             || (Session::<f64>::new(), Session::<f32>::new()),
             |sessions, i| {

@@ -173,9 +173,15 @@ pub enum Error {
         /// The form being evaluated when it ran out.
         span: Span,
     },
+    /// The run was stopped from outside (a deadline passed, a signal came).
+    #[error("the run was stopped before it finished (a deadline passed or a signal came)")]
+    Cancelled {
+        /// The form being evaluated when it stopped (none when it stopped before the walk).
+        span: Option<Span>,
+    },
     /// Nested evaluation deeper than the depth limit.
     #[error(
-        "recursion deeper than the limit of {limit} nested evaluations (raise it with --max-depth)"
+        "recursion deeper than the limit of {limit} nested evaluations (`ndvm run --max-depth` raises it)"
     )]
     DepthLimit {
         /// The limit.
@@ -244,7 +250,7 @@ impl Error {
             | NotCallable { span, .. }
             | StepBudget { span, .. }
             | DepthLimit { span, .. } => Some(*span),
-            MemoryLimit { span, .. } => *span,
+            MemoryLimit { span, .. } | Cancelled { span } => *span,
             EmptyProgram
             | NotDifferentiable { .. }
             | Binding { .. }
@@ -259,6 +265,7 @@ impl Error {
         matches!(
             self,
             Error::StepBudget { .. }
+                | Error::Cancelled { .. }
                 | Error::DepthLimit { .. }
                 | Error::MemoryLimit { .. }
                 | Error::Device { .. }
@@ -289,7 +296,7 @@ impl Error {
         match self {
             // An unbound name is an input the program reads and the caller did not bind.
             Error::Binding { .. } | Error::UnboundName { .. } => Origin::Inputs,
-            Error::Device { .. } | Error::Internal { .. } => Origin::Host,
+            Error::Device { .. } | Error::Internal { .. } | Error::Cancelled { .. } => Origin::Host,
             _ => Origin::Program,
         }
     }

@@ -4,23 +4,25 @@
 //! any thread count. With a deadline, no new job starts after it, and every job handed out is
 //! finished, so the completed jobs are always a prefix `0..n`.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
 /// When to stop handing out jobs.
-#[derive(Copy, Clone, Debug)]
-pub struct Stop {
+#[derive(Copy, Clone, Debug, Default)]
+pub struct Stop<'a> {
     /// At most this many jobs (`None`: unbounded, so a deadline is needed).
     pub max_jobs: Option<usize>,
     /// No job starts after this instant.
     pub deadline: Option<Instant>,
+    /// No job starts once this flag is set (a signal came).
+    pub flag: Option<&'a AtomicBool>,
 }
 
 /// Runs jobs `0, 1, 2, ...` on `threads` workers until `stop`; `init` makes each worker's state,
 /// `job` runs one job, `done` is told of each finished job (from the worker's thread). Returns
 /// the results in job order.
-pub fn run<T, S, I, J, D>(threads: usize, stop: Stop, init: I, job: J, done: D) -> Vec<T>
+pub fn run<T, S, I, J, D>(threads: usize, stop: Stop<'_>, init: I, job: J, done: D) -> Vec<T>
 where
     T: Send,
     I: Fn() -> S + Sync,
@@ -44,7 +46,7 @@ pub fn pool(threads: usize) -> rayon::ThreadPool {
 pub fn run_on<T, S, I, J, D>(
     pool: Option<&rayon::ThreadPool>,
     threads: usize,
-    stop: Stop,
+    stop: Stop<'_>,
     init: I,
     job: J,
     done: D,
@@ -65,7 +67,9 @@ where
         let mut state = init();
         let mut mine = Vec::new();
         loop {
-            if stop.deadline.is_some_and(|d| Instant::now() >= d) {
+            if stop.deadline.is_some_and(|d| Instant::now() >= d)
+                || stop.flag.is_some_and(|f| f.load(Ordering::Relaxed))
+            {
                 break;
             }
             let i = next.fetch_add(1, Ordering::Relaxed);
@@ -110,6 +114,7 @@ mod tests {
             let stop = Stop {
                 max_jobs: Some(100),
                 deadline: None,
+                flag: None,
             };
             let r = run(
                 threads,
@@ -130,6 +135,7 @@ mod tests {
         let stop = Stop {
             max_jobs: None,
             deadline: Some(Instant::now() + std::time::Duration::from_millis(50)),
+            flag: None,
         };
         let r = run(
             2,

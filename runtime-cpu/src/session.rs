@@ -130,6 +130,8 @@ struct Engine<R: Real> {
     pools: Pools,
     /// The layout of the last walk's trace, for the next run to replay.
     replay: Replay,
+    /// Set from outside, it stops a walk ([`Session::set_cancel`]).
+    cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
 /// Buffers a run uses on the host side, kept between runs.
@@ -179,6 +181,13 @@ impl<R: Real> Session<R> {
     /// bit.
     pub fn replayed(&self) -> u64 {
         self.engine.replay.hits
+    }
+
+    /// A flag that, once set from outside (a deadline passed, a signal came), stops this
+    /// session's walks within a slice of their step budget (65,536 steps) with
+    /// [`crate::Error::Cancelled`] on every lane; `None` for none. A walk that finished is kept.
+    pub fn set_cancel(&mut self, flag: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>) {
+        self.engine.cancel = flag;
     }
 
     /// Runs `program` on `bindings`. The outcome lives in the session and is overwritten by
@@ -362,7 +371,8 @@ impl<R: Real> Engine<R> {
             let (result, used) = match replayed.take() {
                 Some((v, used)) => (Ok(v), used),
                 None => {
-                    let limits = options.limits;
+                    let cancel = self.cancel.clone();
+                    let limits = (options.limits, cancel.as_deref());
                     let r = self.walk(program, bindings, inputs, &group, limits, taping, trace);
                     if trace {
                         walked = r.0.as_ref().ok().map(|&v| (v, r.1));
@@ -446,10 +456,13 @@ impl<R: Real> Engine<R> {
         bindings: &Bindings,
         inputs: &[Input],
         group: &[usize],
-        limits: Limits,
+        (limits, cancel): (Limits, Option<&std::sync::atomic::AtomicBool>),
         taping: bool,
         trace: bool,
     ) -> (std::result::Result<Value, Box<Fault>>, u64) {
+        if cancel.is_some_and(|c| c.load(std::sync::atomic::Ordering::Relaxed)) {
+            return (Err(cancelled_fault()), 0);
+        }
         let code = program.code();
         self.tape_renewed();
         let st = &mut self.state;
@@ -497,7 +510,7 @@ impl<R: Real> Engine<R> {
             slots.push(slot);
         }
         st.stack.resize(code.top_frame as usize, Value::Unassigned);
-        let mut m = Machine::new(code, st, limits, taping);
+        let mut m = Machine::new(code, st, limits, taping, cancel);
         let r = m.eval(
             code.top,
             Ctx {
@@ -671,6 +684,13 @@ fn not_an_input(program: &Program, name: &str) -> Error {
         name: name.to_string(),
         message: format!("cannot differentiate: not an input of the program ({known})"),
     }
+}
+
+fn cancelled_fault() -> Box<Fault> {
+    Box::new(Fault::Error {
+        error: Error::Cancelled { span: None },
+        mask: MaskId::ALL,
+    })
 }
 
 fn memory_fault(limits: Limits) -> Box<Fault> {

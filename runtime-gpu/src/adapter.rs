@@ -166,6 +166,7 @@ pub(crate) fn choose(
     if adapters.is_empty() {
         return Err(GpuError::NoAdapter {
             backends: format!("{:?}", options.backends),
+            wanted: options.adapter_name.clone(),
         });
     }
     let names: Vec<String> = adapters.iter().map(|a| a.get_info().name).collect();

@@ -10,10 +10,12 @@ use thiserror::Error;
 #[non_exhaustive]
 pub enum GpuError {
     /// No adapter was found for the enabled backends.
-    #[error("no GPU adapter found (backends: {backends}); install a Vulkan driver (for example Mesa's `mesa-vulkan-drivers` for the software adapter lavapipe) or run on the CPU")]
+    #[error("no GPU adapter found (backends: {backends}{}); install a Vulkan driver (for example Mesa's `mesa-vulkan-drivers` for the software adapter lavapipe) or run on the CPU", wanted.as_ref().map(|w| format!("; asked for a name containing `{w}`")).unwrap_or_default())]
     NoAdapter {
         /// The backends that were searched.
         backends: String,
+        /// The substring of a name that was asked for, if any.
+        wanted: Option<String>,
     },
     /// `NDVM_ADAPTER` (or the requested name) matched none of the adapters found.
     #[error("no GPU adapter name contains `{wanted}` (found: {found})")]

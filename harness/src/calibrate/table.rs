@@ -22,8 +22,9 @@ pub struct Table {
 impl Table {
     /// Reads a CSV file.
     pub fn read(path: &Path) -> Result<Table> {
-        let text =
-            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+        let text = crate::search::dataset::utf8(bytes, &path.display().to_string())
+            .map_err(anyhow::Error::msg)?;
         Table::parse(&text).with_context(|| format!("in {}", path.display()))
     }
 
@@ -64,6 +65,14 @@ impl Table {
                         header[i]
                     )
                 })?;
+                if !x.is_finite() {
+                    bail!(
+                        "row {}, column `{}`: `{cell}` is not a finite number (a fit needs \
+                         every number of its data finite)",
+                        row + 2,
+                        header[i]
+                    );
+                }
                 columns[k].push(x);
                 k += 1;
             }

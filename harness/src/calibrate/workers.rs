@@ -135,6 +135,14 @@ impl<R: Real> Workers<R> {
         self.sessions.len()
     }
 
+    /// Gives every worker's session the flag that cancels its walks
+    /// ([`Session::set_cancel`]).
+    pub fn set_cancel(&mut self, flag: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>) {
+        for s in &mut self.sessions {
+            session(s).set_cancel(flag.clone());
+        }
+    }
+
     /// True when the restarts `p` are walked by one session: one walk of every lane (the GPU),
     /// a single block, or a single worker.
     fn one_walk(&self, problem: &Problem, p: &[Vec<f64>], lane_block: usize) -> bool {
@@ -236,6 +244,7 @@ impl<R: Real> Evaluator for Workers<R> {
             Stop {
                 max_jobs: Some(n),
                 deadline: None,
+                flag: None,
             },
             || free(sessions),
             |s, i| f(i, &mut **s),

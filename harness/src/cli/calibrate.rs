@@ -224,7 +224,24 @@ fn run(args: &CalibrateArgs) -> Result<ExitCode, String> {
         } else {
             number(hi, "--clamp")?
         };
+        if lo.is_nan() || hi.is_nan() || lo > hi || lo == f64::INFINITY || hi == f64::NEG_INFINITY {
+            return Err(format!(
+                "--clamp {k}={v}: the bounds must be numbers with LO <= HI (either may be empty)"
+            ));
+        }
         clamps[i] = Some((lo, hi));
+    }
+    if !(args.lr.is_finite() && args.lr > 0.0) {
+        return Err(format!(
+            "--lr {}: the learning rate must be a positive number",
+            args.lr
+        ));
+    }
+    if args.restarts == 0 {
+        return Err("--restarts 0: at least one start is needed".into());
+    }
+    if args.threads == Some(0) {
+        return Err("--threads 0: at least one thread is needed".into());
     }
     let problem = Problem {
         program: program.clone(),

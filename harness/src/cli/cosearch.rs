@@ -14,7 +14,8 @@ use runtime_gpu::DeviceChoice;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Mutex;
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Arguments of `ndvm cosearch`.
@@ -173,10 +174,19 @@ fn replay<R: Attach>(
     // A device the user cannot have is a usage error, found before any worker starts.
     R::attach(&mut Session::<R>::new(), args.device)?;
     let start = Instant::now();
+    // The budget's end or a signal cancels the fits in progress (each recorded as stopped),
+    // so that no candidate holds the replay past its budget; after a signal no fit starts.
+    let halt = Arc::new(AtomicBool::new(false));
+    let signalled = Arc::new(AtomicBool::new(false));
+    super::stop_on_signals(&signalled, &[&halt]);
     let stop = Stop {
         max_jobs: args.max_fits,
         deadline: args.budget.map(|b| start + Duration::from_secs_f64(b)),
+        flag: Some(&signalled),
     };
+    let _alarm = stop
+        .deadline
+        .map(|d| super::Alarm::at(d, Arc::clone(&halt)));
     let bar = progress(args, start);
     let times = Mutex::new(Vec::new());
     let best = Mutex::new((0usize, f64::NEG_INFINITY));
@@ -186,6 +196,7 @@ fn replay<R: Attach>(
         || {
             let mut s = Session::<R>::new();
             R::attach(&mut s, args.device).expect("checked before the workers start");
+            s.set_cancel(Some(Arc::clone(&halt)));
             s
         },
         |session, n| fit_number(session, prepared, task, inits, protocol, n),

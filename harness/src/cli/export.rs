@@ -4,7 +4,7 @@
 //! Exit codes: 0 on success, 1 when the program does not read or decode or has a form the
 //! target cannot express (the message names it and its line), 2 for a usage or IO error.
 
-use crate::export::{latex, to_python, Target};
+use crate::export::{to_latex, to_python, Target};
 use clap::{Args, ValueEnum};
 use runtime_cpu::{DecodeOptions, Program};
 use std::path::PathBuf;
@@ -83,7 +83,7 @@ pub fn main(args: ExportArgs) -> ExitCode {
     };
     let out = match target {
         Some(t) => to_python(&source, t, args.protected_ops).map(|p| p.code),
-        None => latex::to_latex(&source).map(|s| s + "\n"),
+        None => to_latex(&source).map(|s| s + "\n"),
     };
     let text = match out {
         Ok(t) => t,

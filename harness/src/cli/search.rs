@@ -8,7 +8,7 @@ use crate::search::feed::Incoming;
 use crate::search::feed::{Feed, NoFeed};
 use crate::search::front::Member;
 use crate::search::options::{Iterate, Options};
-use crate::search::proposer::{parse_line, Outside, ProposerStatus};
+use crate::search::proposer::{parse_line, Outside, ProposerStatus, StreamLimits};
 use crate::search::report::{self, Summary};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -68,6 +68,14 @@ pub struct SearchArgs {
     /// Seconds the outside proposer may stay silent before it is given up.
     #[arg(long, value_name = "S", default_value_t = 30.0)]
     pub proposer_timeout: f64,
+    /// The longest line read from the outside proposer, in bytes; a longer one is dropped as
+    /// it is read, answered with an error and counted.
+    #[arg(long, value_name = "BYTES", default_value_t = StreamLimits::default().max_line)]
+    pub proposer_max_line: usize,
+    /// Lines of the outside proposer read ahead of the search at most (and taken into one
+    /// batch); past them its writes wait.
+    #[arg(long, value_name = "N", default_value_t = StreamLimits::default().queue)]
+    pub proposer_queue: usize,
     /// Programs to start from: JSON lines `{"src", "init"}` (`init` optional).
     #[arg(long, value_name = "FILE.jsonl")]
     pub seed_programs: Option<PathBuf>,
@@ -121,6 +129,48 @@ pub struct SearchArgs {
     /// Payload memory allowed per walk, in MB (a runaway candidate fails at this limit).
     #[arg(long, value_name = "MB", default_value_t = Options::default().fit.max_memory_mb)]
     pub max_memory_mb: usize,
+    /// The ids of the arguments given on the command line (set by the caller; empty: unknown).
+    #[arg(skip)]
+    pub given: Vec<String>,
+}
+
+/// The flags that set what a checkpoint keeps: given with `--resume`, they are refused.
+const SETTINGS: &[(&str, &str)] = &[
+    ("ops", "--ops"),
+    ("max_complexity", "--max-complexity"),
+    ("seed", "--seed"),
+    ("fit", "--fit"),
+    ("iterations", "--iterations"),
+    ("restarts", "--restarts"),
+    ("fit_rows", "--fit-rows"),
+    ("islands", "--islands"),
+    ("population", "--population"),
+    ("parsimony", "--parsimony"),
+    ("iterate", "--iterate"),
+    ("no_share", "--no-share"),
+    ("max_steps", "--max-steps"),
+    ("set", "--set"),
+    ("max_memory_mb", "--max-memory-mb"),
+    ("seed_programs", "--seed-programs"),
+];
+
+/// With `--resume`, the settings flags given (an error naming them), since the search goes on
+/// with the checkpoint's settings.
+fn refuse_settings(args: &SearchArgs) -> Result<(), String> {
+    let given: Vec<&str> = SETTINGS
+        .iter()
+        .filter(|(id, _)| args.given.iter().any(|g| g == id))
+        .map(|(_, flag)| *flag)
+        .collect();
+    if args.resume.is_some() && !given.is_empty() {
+        return Err(format!(
+            "--resume goes on with the settings the checkpoint was made with; {} would change \
+             them (drop {}, or start a new search with --out)",
+            given.join(", "),
+            if given.len() == 1 { "it" } else { "them" }
+        ));
+    }
+    Ok(())
 }
 
 /// Runs `ndvm search`.
@@ -202,7 +252,7 @@ fn check_flags(args: &SearchArgs) -> Result<(), String> {
     if let Some(b) = args.budget {
         if !(b.is_finite() && b > 0.0 && b <= 1e9) {
             return Err(format!(
-                "--budget {b}: expected a number of seconds above 0"
+                "--budget {b}: expected a number of seconds above 0 and at most 1e9"
             ));
         }
     }
@@ -212,17 +262,33 @@ fn check_flags(args: &SearchArgs) -> Result<(), String> {
             "--proposer-timeout {t}: expected a number of seconds above 0"
         ));
     }
+    if args.proposer_max_line == 0 || args.proposer_queue == 0 {
+        return Err("--proposer-max-line and --proposer-queue: expected at least 1".into());
+    }
     if args.threads.is_some_and(|n| n == 0 || n > MAX_THREADS) {
         return Err(format!("--threads: expected 1 to {MAX_THREADS}"));
     }
-    if args.max_memory_mb > 1 << 20 {
-        return Err("--max-memory-mb: at most 1048576 (1 TB)".into());
+    if args.max_memory_mb == 0 || args.max_memory_mb > 1 << 20 {
+        return Err(format!(
+            "--max-memory-mb {}: expected 1 to 1048576 (1 TB)",
+            args.max_memory_mb
+        ));
+    }
+    for (flag, value, least) in [
+        ("--islands", args.islands, 1),
+        ("--population", args.population, 2),
+        ("--restarts", args.restarts, 1),
+    ] {
+        if value < least {
+            return Err(format!("{flag} {value}: expected at least {least}"));
+        }
     }
     Ok(())
 }
 
 fn run(args: &SearchArgs) -> Result<ExitCode, String> {
     check_flags(args)?;
+    refuse_settings(args)?;
     let cols = Columns {
         target: args.target.clone(),
         inputs: args.inputs.clone(),
@@ -254,13 +320,12 @@ fn run(args: &SearchArgs) -> Result<ExitCode, String> {
             .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     }
     let interrupt = Arc::new(AtomicBool::new(false));
-    // A first Ctrl-C stops the search cleanly; a second one ends the process at once.
-    let _ = signal_hook::flag::register_conditional_shutdown(
-        signal_hook::consts::SIGINT,
-        130,
-        Arc::clone(&interrupt),
-    );
-    let _ = signal_hook::flag::register(signal_hook::consts::SIGINT, Arc::clone(&interrupt));
+    // Cancels the walks in progress: set by a signal or when the search's time is up, so
+    // that no candidate, however costly, holds the search past its budget.
+    let halt = Arc::new(AtomicBool::new(false));
+    // A first Ctrl-C or SIGTERM stops the search cleanly, the front printed and the
+    // checkpoint written, and cancels the walks in progress; a second one ends the process.
+    super::stop_on_signals(&interrupt, &[&halt]);
     let budget = match (args.budget, args.max_evals) {
         (Some(b), _) => Some(b),
         (None, None) => Some(60.0),
@@ -275,16 +340,25 @@ fn run(args: &SearchArgs) -> Result<ExitCode, String> {
         proposer_only: args.proposer_only,
     };
     let mut outside = match &args.proposer {
-        Some(cmd) => Some(Outside::start(
-            cmd,
-            &engine,
-            Duration::from_secs_f64(args.proposer_timeout.max(0.01)),
-            Arc::clone(&interrupt),
-        )?),
+        Some(cmd) => Some(
+            Outside::start(
+                cmd,
+                &engine,
+                Duration::from_secs_f64(args.proposer_timeout.max(0.01)),
+                StreamLimits {
+                    max_line: args.proposer_max_line,
+                    queue: args.proposer_queue,
+                },
+                Arc::clone(&interrupt),
+            )?
+            .only(args.proposer_only),
+        ),
         None => None,
     };
     let bar = progress(budget);
     let mut last_save = Instant::now();
+    engine.set_cancel(Some(Arc::clone(&halt)));
+    let timer = search_until.map(|until| super::Alarm::at(until, Arc::clone(&halt)));
     {
         let feed: &mut dyn Feed = match outside.as_mut() {
             Some(o) => o,
@@ -315,10 +389,19 @@ fn run(args: &SearchArgs) -> Result<ExitCode, String> {
     if let Some(bar) = &bar {
         bar.set_message("fitting the front on every training row");
     }
+    // The front's refit and scoring run to the end (short once the budget is spent: see
+    // `Engine::polish`).
+    drop(timer);
+    engine.set_cancel(None);
     let stopped = stop.reason(engine.counters.evaluations);
     let proposer_status = outside.as_mut().map(|o| o.finish());
+    // Nothing written from here on stops the front from being printed: a failed write is
+    // reported after it, with a non-zero exit.
+    let mut failed_writes: Vec<String> = Vec::new();
     if let Some(dir) = &out {
-        save_checkpoint(dir, &engine)?;
+        if let Err(e) = save_checkpoint(dir, &engine) {
+            failed_writes.push(e);
+        }
     }
     engine.polish(
         budget.map(|b| started + Duration::from_secs_f64(b)),
@@ -335,19 +418,29 @@ fn run(args: &SearchArgs) -> Result<ExitCode, String> {
         proposer_status.as_ref().map(ProposerStatus::json),
     );
     let test_names: Vec<String> = engine.data.tests.iter().map(|t| t.name.clone()).collect();
-    if let Some(dir) = &out {
-        write_outputs(dir, &engine, &rows, &test_names)?;
-    }
     if args.format == "json" {
         let v = serde_json::json!({ "summary": summary, "front": rows });
-        println!("{v}");
+        let _ = writeln!(std::io::stdout().lock(), "{v}");
     } else {
         print_text(&summary, &rows, &test_names, proposer_status.as_ref());
     }
-    Ok(ExitCode::SUCCESS)
+    let _ = std::io::stdout().flush();
+    if let Some(dir) = &out {
+        if let Err(e) = write_outputs(dir, &engine, &rows, &test_names) {
+            failed_writes.push(e);
+        }
+    }
+    if failed_writes.is_empty() {
+        return Ok(ExitCode::SUCCESS);
+    }
+    for e in &failed_writes {
+        eprintln!("error: {e} (the front above is the search's result)");
+    }
+    Ok(ExitCode::from(3))
 }
 
 fn save_checkpoint(dir: &Path, e: &Engine) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let path = dir.join("checkpoint.json");
     let tmp = dir.join("checkpoint.json.tmp");
     let text = serde_json::to_string(&e.checkpoint()).map_err(|e| e.to_string())?;
@@ -361,6 +454,7 @@ fn write_outputs(
     rows: &[report::Row],
     tests: &[String],
 ) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let write = |name: &str, text: String| {
         let p = dir.join(name);
         std::fs::write(&p, text).map_err(|e| format!("cannot write {}: {e}", p.display()))

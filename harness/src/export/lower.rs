@@ -126,6 +126,22 @@ pub fn lower(source: &str) -> Result<Lowered, ExportError> {
         column: None,
         message: format!("the program does not read: {e}"),
     })?;
+    if let Some(at) = too_deep(&forms, runtime_cpu::decode::NESTING_LIMIT) {
+        let span = forms.get(at).span;
+        let (line, column) = span.line_col(source);
+        return Err(ExportError {
+            form: source[(span.start as usize).min(source.len())..]
+                .chars()
+                .take(60)
+                .collect(),
+            line: Some(line),
+            column: Some(column),
+            message: format!(
+                "forms nested more than {} deep",
+                runtime_cpu::decode::NESTING_LIMIT
+            ),
+        });
+    }
     let mut l = Lower {
         source,
         forms,
@@ -141,6 +157,22 @@ pub fn lower(source: &str) -> Result<Lowered, ExportError> {
         body,
         inputs: l.inputs,
     })
+}
+
+/// The first datum nested deeper than `limit` (lists, brackets and quotes each a level),
+/// found without recursion.
+fn too_deep(forms: &Forms, limit: usize) -> Option<DatumId> {
+    let mut stack: Vec<(DatumId, usize)> = forms.top.iter().map(|&d| (d, 1)).collect();
+    while let Some((d, depth)) = stack.pop() {
+        if depth > limit {
+            return Some(d);
+        }
+        match forms.get(d).kind {
+            DatumKind::Quote(inner) => stack.push((inner, depth + 1)),
+            _ => stack.extend(forms.items(d).iter().map(|&c| (c, depth + 1))),
+        }
+    }
+    None
 }
 
 /// Python's keywords and the names the exported code uses itself.

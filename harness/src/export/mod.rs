@@ -68,10 +68,47 @@ pub fn to_python(
     target: Target,
     protected: bool,
 ) -> Result<PythonExport, ExportError> {
-    let tree = lower::lower(source)?;
-    Ok(PythonExport {
-        code: python::code(&tree, target, protected)?,
-        inputs: tree.inputs,
+    deep(|| {
+        let tree = lower::lower(source)?;
+        Ok(PythonExport {
+            code: python::code(&tree, target, protected)?,
+            inputs: tree.inputs,
+        })
+    })
+}
+
+/// `source` as LaTeX math ([`latex`]).
+pub fn to_latex(source: &str) -> Result<String, ExportError> {
+    deep(|| latex::to_latex(source))
+}
+
+/// Runs an export on a thread of its own with a stack for the deepest program the reader lets
+/// through (forms nested [`runtime_cpu::decode::NESTING_LIMIT`] deep, each level a few
+/// frames of the recursive lowering and printing): the stack is reserved, not used, until a
+/// program needs it.
+fn deep<T: Send>(f: impl FnOnce() -> Result<T, ExportError> + Send) -> Result<T, ExportError> {
+    std::thread::scope(|s| {
+        std::thread::Builder::new()
+            .name("ndvm-export".into())
+            .stack_size(1 << 30)
+            .spawn_scoped(s, f)
+            .map_err(|e| ExportError {
+                form: String::new(),
+                line: None,
+                column: None,
+                message: format!("cannot start the export's thread: {e}"),
+            })?
+            .join()
+            .unwrap_or_else(|_| {
+                Err(ExportError {
+                    form: String::new(),
+                    line: None,
+                    column: None,
+                    message: "internal error: the export panicked (a bug of ndvm; please \
+                              report this program)"
+                        .into(),
+                })
+            })
     })
 }
 

@@ -17,6 +17,7 @@ use crate::calibrate::workers::Evaluator;
 use runtime_cpu::Program;
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
+use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 /// What is to be done with one candidate of a batch.
@@ -170,11 +171,22 @@ impl Engine {
     fn plan(&self, s: usize, batch: &Batch) -> (Vec<Plan>, Vec<Job>) {
         let shard = &self.shards[s];
         let mut jobs: Vec<Job> = Vec::new();
-        let mut pending: HashMap<&str, usize> = HashMap::new();
+        // Jobs of this batch by text (the island's own candidates) or by text and starting
+        // values (candidates from outside).
+        let mut pending: HashMap<(&str, Vec<u64>), usize> = HashMap::new();
         let mut plans = Vec::with_capacity(batch.len());
         for (k, (_, c)) in batch.iter().enumerate() {
-            let parts = [2, shard.index as u64, shard.generation, k as u64];
-            let seed = rng_for(self.options.seed, &parts).next_u64();
+            // A candidate from outside (a proposer's line, a seed program) is fitted from its
+            // own starting values with a seed drawn from its text and those values, so that
+            // its answer is the same whichever island it falls to and whatever came before;
+            // the cache may only spare it the decode.
+            let outside = !matches!(c.origin, Origin::Island(_));
+            let seed = if outside {
+                rng_for(self.options.seed, &[3, content_hash(&c.src, &c.init)]).next_u64()
+            } else {
+                let parts = [2, shard.index as u64, shard.generation, k as u64];
+                rng_for(self.options.seed, &parts).next_u64()
+            };
             let looped = match &c.genome {
                 Some(g) => g.roots().any(|r| r.has_iterate()),
                 None => convert::has_loop(&c.src),
@@ -192,20 +204,35 @@ impl Engine {
                 seed,
                 restarts,
             };
+            let key = (
+                c.src.as_str(),
+                if outside {
+                    c.init.iter().map(|x| x.to_bits()).collect()
+                } else {
+                    Vec::new()
+                },
+            );
+            let refit = outside || c.perturbed;
             let plan = if let Some(e) = shard.cache.get(&c.src) {
-                if c.perturbed {
+                // A failure is an answer only for the start that failed.
+                let same_start = e.start.len() == c.init.len()
+                    && e.start
+                        .iter()
+                        .zip(&c.init)
+                        .all(|(a, b)| a.to_bits() == b.to_bits());
+                if refit || (e.loss.is_err() && !same_start) {
                     jobs.push(job(e.program.clone()));
                     Plan::Fit(jobs.len() - 1, true)
                 } else {
                     Plan::Cached(e.values.clone(), e.loss.clone())
                 }
-            } else if let (Some(&j), false) = (pending.get(c.src.as_str()), c.perturbed) {
+            } else if let (Some(&j), false) = (pending.get(&key), c.perturbed) {
                 Plan::Same(j)
             } else {
                 match Program::parse(&c.src) {
                     Ok(p) => {
                         jobs.push(job(p));
-                        pending.insert(&c.src, jobs.len() - 1);
+                        pending.insert(key, jobs.len() - 1);
                         Plan::Fit(jobs.len() - 1, false)
                     }
                     Err(e) => Plan::Failed(format!("does not parse: {e}")),
@@ -220,6 +247,8 @@ impl Engine {
     fn fit_jobs(&mut self, jobs: &[Job], stop: &Stop) -> Vec<Option<Fitted>> {
         let rows = &self.fit_rows;
         let fit = &self.options.fit;
+        let cancel = self.cancel.clone();
+        let cancelled = move || cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed));
         self.workers.each(jobs.len(), &|j, s| {
             if stop.now() {
                 return None;
@@ -241,6 +270,10 @@ impl Engine {
                     job.seed,
                 )
             }));
+            // A fit whose walks were cancelled is not an answer.
+            if cancelled() {
+                return None;
+            }
             Some(fitted.unwrap_or_else(|_| {
                 Fitted {
                     params: job.init.clone(),
@@ -408,7 +441,7 @@ fn resolve(
             counters.decodes_reused += u64::from(*reused);
             shard
                 .cache
-                .record(&c.src, &jobs[*j].program, &f.params, &f.loss);
+                .record(&c.src, &jobs[*j].program, &c.init, &f.params, &f.loss);
             let mut h = std::collections::hash_map::DefaultHasher::new();
             c.src.hash(&mut h);
             counters.distinct_skeletons += u64::from(shard.seen.insert(h.finish()));
@@ -434,4 +467,14 @@ fn resolve(
         }
     });
     Some((values, loss))
+}
+
+/// A hash of a program text and its starting values, the same on every machine and build.
+fn content_hash(src: &str, init: &[f64]) -> u64 {
+    let mut h = super::dataset::Fnv::default();
+    h.text(src);
+    for &x in init {
+        h.number(x);
+    }
+    h.0
 }

@@ -11,6 +11,8 @@ use std::collections::HashMap;
 pub struct Entry {
     /// The decoded program.
     pub program: Program,
+    /// The starting values of the fit below.
+    pub start: Vec<f64>,
     /// The best fitted values so far.
     pub values: Vec<f64>,
     /// Their loss, or why the fit failed.
@@ -22,6 +24,9 @@ pub struct Entry {
 pub struct Saved {
     /// The program text.
     pub src: String,
+    /// The starting values of the fit (empty in checkpoints written before they were kept).
+    #[serde(default)]
+    pub start: Vec<f64>,
     /// Fitted values.
     pub values: Vec<f64>,
     /// The loss, or the failure.
@@ -50,12 +55,13 @@ impl Cache {
         self.map.get(src)
     }
 
-    /// Records a fit of `src`: a new skeleton, or a better fit of a known one. True when the
-    /// skeleton was new.
+    /// Records a fit of `src` from `start`: a new skeleton, or a better fit of a known one.
+    /// True when the skeleton was new.
     pub fn record(
         &mut self,
         src: &str,
         program: &Program,
+        start: &[f64],
         values: &[f64],
         loss: &Result<f64, String>,
     ) -> bool {
@@ -66,6 +72,7 @@ impl Cache {
                 _ => false,
             };
             if better {
+                e.start = start.to_vec();
                 e.values = values.to_vec();
                 e.loss = loss.clone();
             }
@@ -78,6 +85,7 @@ impl Cache {
             src.to_string(),
             Entry {
                 program: program.clone(),
+                start: start.to_vec(),
                 values: values.to_vec(),
                 loss: loss.clone(),
             },
@@ -92,6 +100,7 @@ impl Cache {
             .iter()
             .map(|(src, e)| Saved {
                 src: src.clone(),
+                start: e.start.clone(),
                 values: e.values.clone(),
                 loss: e.loss.clone(),
             })
@@ -108,6 +117,7 @@ impl Cache {
                     s.src,
                     Entry {
                         program,
+                        start: s.start,
                         values: s.values,
                         loss: s.loss,
                     },

@@ -31,8 +31,9 @@ pub struct Csv {
 impl Csv {
     /// Reads a CSV file.
     pub fn read(path: &Path) -> Result<Csv, String> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let bytes =
+            std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let text = utf8(bytes, &path.display().to_string())?;
         Csv::parse(&text, &path.display().to_string())
     }
 
@@ -139,6 +140,25 @@ impl Csv {
     }
 }
 
+/// A file's bytes as text, or an error naming the line and column of the first byte that is
+/// not UTF-8.
+pub fn utf8(bytes: Vec<u8>, file: &str) -> Result<String, String> {
+    String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let before = &e.as_bytes()[..at];
+        let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+        let start = before
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |i| i + 1);
+        let column = String::from_utf8_lossy(&before[start..]).chars().count() + 1;
+        format!(
+            "{file}:{line}:{column}: the file is not UTF-8 text (byte 0x{:02x})",
+            e.as_bytes()[at]
+        )
+    })
+}
+
 /// Inputs and target of one set of rows.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Dataset {
@@ -197,6 +217,67 @@ pub struct Data {
     pub train: Dataset,
     /// Held-out sets.
     pub tests: Vec<TestSet>,
+}
+
+impl Data {
+    /// A fingerprint of the names, the training rows and every test set (FNV-1a over their
+    /// names and the bits of their numbers), as 16 hexadecimal digits: a checkpoint keeps it
+    /// so that a search is never resumed on other data.
+    pub fn fingerprint(&self) -> String {
+        let mut h = Fnv::default();
+        for name in &self.inputs {
+            h.text(name);
+        }
+        h.text(&self.target);
+        let set = |h: &mut Fnv, d: &Dataset| {
+            h.number(d.rows() as f64);
+            for j in 0..d.x.ncols() {
+                for &v in d.column(j) {
+                    h.number(v);
+                }
+            }
+            for &v in &d.y {
+                h.number(v);
+            }
+        };
+        set(&mut h, &self.train);
+        for t in &self.tests {
+            h.text(&t.name);
+            set(&mut h, &t.data);
+        }
+        format!("{:016x}", h.0)
+    }
+}
+
+/// The 64-bit FNV-1a hash: the same on every machine and build.
+#[derive(Clone, Copy, Debug)]
+pub struct Fnv(pub u64);
+
+impl Default for Fnv {
+    fn default() -> Self {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Fnv {
+    /// Hashes bytes in.
+    pub fn bytes(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 ^= u64::from(b);
+            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+
+    /// Hashes a text in, ended so that `"ab","c"` and `"a","bc"` differ.
+    pub fn text(&mut self, s: &str) {
+        self.bytes(s.as_bytes());
+        self.bytes(&[0xff]);
+    }
+
+    /// Hashes a number's bits in.
+    pub fn number(&mut self, x: f64) {
+        self.bytes(&x.to_bits().to_le_bytes());
+    }
 }
 
 /// How to pick the columns.

@@ -60,6 +60,10 @@ pub struct Checkpoint {
     pub target: String,
     /// Training rows.
     pub rows: usize,
+    /// The fingerprint of the training and test data ([`Data::fingerprint`]; empty in
+    /// checkpoints written before it was kept).
+    #[serde(default)]
+    pub data: String,
     /// Migrations so far.
     pub epoch: u64,
     /// Generations since the last migration.
@@ -156,6 +160,8 @@ pub struct Engine {
     pub(super) seeds: Vec<Candidate>,
     pub(super) injected: u64,
     pub(super) workers: Workers<f64>,
+    /// The flag that cancels the workers' walks, while one is set ([`Engine::set_cancel`]).
+    pub(super) cancel: Option<Arc<AtomicBool>>,
     pub(super) pressure: Pressure,
 }
 
@@ -255,6 +261,7 @@ impl Engine {
             seeds,
             injected: 0,
             workers,
+            cancel: None,
             pressure,
             options,
             data,
@@ -277,6 +284,17 @@ impl Engine {
                 data.inputs.join(","),
                 data.target,
                 data.train.rows()
+            ));
+        }
+        let print = data.fingerprint();
+        if c.data.is_empty() {
+            log::warn!("the checkpoint has no fingerprint of its data: it is not checked");
+        } else if c.data != print {
+            return Err(format!(
+                "the checkpoint is of a search on other data: the same columns and {} rows, but \
+                 other values in the training or test files (fingerprint {} in the checkpoint, \
+                 {print} of these files); give the files it ran on, or start a new search",
+                c.rows, c.data
             ));
         }
         let k = c.options.islands.max(1);
@@ -329,6 +347,7 @@ impl Engine {
             inputs: self.data.inputs.clone(),
             target: self.data.target.clone(),
             rows: self.data.train.rows(),
+            data: self.data.fingerprint(),
             epoch: self.epoch,
             steps: self.steps,
             shards: self.shards.iter().map(|s| s.state(true)).collect(),
@@ -336,6 +355,14 @@ impl Engine {
             history: self.history.clone(),
             injected: self.injected,
         }
+    }
+
+    /// A flag that, once set (the budget's end, a signal), cancels the walks in progress:
+    /// the fits they belong to are dropped, as if the stop had come before them, and nothing
+    /// of them reaches the islands or the cache. `None` lets every walk finish.
+    pub fn set_cancel(&mut self, flag: Option<Arc<AtomicBool>>) {
+        self.workers.set_cancel(flag.clone());
+        self.cancel = flag;
     }
 
     /// Seconds searched, earlier runs included.

@@ -14,22 +14,53 @@ use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, TryRecvError};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TryRecvError};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// Messages to the proposer that wait for it to read them, at least.
+const OUTBOX: usize = 4096;
+
 enum Event {
     Line(String),
+    /// A line longer than the cap, dropped as it was read: its length in bytes.
+    TooLong(u64),
     Closed,
+}
+
+/// How much of the proposer's output is held at once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StreamLimits {
+    /// The longest line read, in bytes; a longer one is dropped as it is read and answered
+    /// with an error.
+    pub max_line: usize,
+    /// Lines read ahead of the search at most; past them the proposer's writes block (the
+    /// pipe fills), so a fast proposer waits for the search instead of filling memory.
+    pub queue: usize,
+}
+
+impl Default for StreamLimits {
+    fn default() -> Self {
+        StreamLimits {
+            max_line: 1 << 20,
+            queue: 1024,
+        }
+    }
 }
 
 /// How the proposer fared.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ProposerStatus {
-    /// Lines it sent.
+    /// Lines it sent that were read.
     pub lines: u64,
-    /// Of those, lines that were no candidate (not JSON, no `src`, not a program).
+    /// Of those, lines that were no candidate (not JSON, no `src`, not a program, too long).
     pub bad: u64,
+    /// Of the bad lines, those longer than the cap.
+    pub too_long: u64,
+    /// Answers sent (to candidates and to bad lines).
+    pub answered: u64,
+    /// Lines read but neither answered nor taken in when the search ended.
+    pub unanswered: u64,
     /// Why it stopped being heard.
     pub ended: String,
 }
@@ -37,14 +68,26 @@ pub struct ProposerStatus {
 impl ProposerStatus {
     /// As JSON.
     pub fn json(&self) -> Value {
-        json!({"lines": self.lines, "bad_lines": self.bad, "ended": self.ended})
+        json!({
+            "lines": self.lines,
+            "bad_lines": self.bad,
+            "too_long": self.too_long,
+            "answered": self.answered,
+            "unanswered": self.unanswered,
+            "ended": self.ended,
+        })
     }
 
     /// For people.
     pub fn describe(&self) -> String {
+        let long = if self.too_long > 0 {
+            format!(" ({} too long)", self.too_long)
+        } else {
+            String::new()
+        };
         format!(
-            "{} lines, {} of them bad; {}",
-            self.lines, self.bad, self.ended
+            "{} lines, {} of them bad{long}; {} answered, {} left unanswered; {}",
+            self.lines, self.bad, self.answered, self.unanswered, self.ended
         )
     }
 }
@@ -52,13 +95,19 @@ impl ProposerStatus {
 /// A running outside proposer.
 pub struct Outside {
     child: Child,
-    to: Option<Sender<String>>,
+    to: Option<SyncSender<String>>,
     from: Receiver<Event>,
     inputs: Vec<String>,
     timeout: Duration,
     last_heard: Instant,
+    limits: StreamLimits,
     lines: u64,
     bad: u64,
+    too_long: u64,
+    answered: u64,
+    unanswered: u64,
+    /// Only this proposer proposes (`--proposer-only`): the search ends when it does.
+    only: bool,
     ended: Option<String>,
     interrupt: Arc<AtomicBool>,
 }
@@ -106,6 +155,7 @@ impl Outside {
         cmd: &str,
         engine: &Engine,
         timeout: Duration,
+        limits: StreamLimits,
         interrupt: Arc<AtomicBool>,
     ) -> Result<Outside, String> {
         let argv = words(cmd)?;
@@ -121,7 +171,9 @@ impl Outside {
             .stdout
             .take()
             .ok_or("--proposer: no standard output")?;
-        let (to, lines) = mpsc::channel::<String>();
+        // Messages wait for the proposer to read them up to a bound: one that stops reading
+        // its input is given up rather than buffered for without end.
+        let (to, lines) = mpsc::sync_channel::<String>(OUTBOX.max(limits.queue));
         std::thread::spawn(move || {
             for line in lines {
                 if stdin
@@ -134,22 +186,15 @@ impl Outside {
                 }
             }
         });
-        let (tx, from) = mpsc::channel();
+        // A bounded channel: once `queue` lines wait, the reader blocks, the pipe fills and
+        // the proposer's writes wait in turn.
+        let (tx, from) = mpsc::sync_channel(limits.queue.max(1));
+        let max_line = limits.max_line.max(1);
         std::thread::spawn(move || {
             let mut r = BufReader::new(stdout);
-            let mut line = Vec::new();
-            loop {
-                line.clear();
-                match r.read_until(b'\n', &mut line) {
-                    Ok(0) | Err(_) => break,
-                    Ok(_) => {
-                        // A line that is not UTF-8 is answered as a bad line, not fatal.
-                        let text = String::from_utf8_lossy(&line);
-                        let l = text.trim_end_matches(['\n', '\r']).to_string();
-                        if tx.send(Event::Line(l)).is_err() {
-                            return;
-                        }
-                    }
+            while let Some(event) = read_line(&mut r, max_line) {
+                if tx.send(event).is_err() {
+                    return;
                 }
             }
             let _ = tx.send(Event::Closed);
@@ -170,11 +215,22 @@ impl Outside {
             inputs: d.inputs.clone(),
             timeout,
             last_heard: Instant::now(),
+            limits,
             lines: 0,
             bad: 0,
+            too_long: 0,
+            answered: 0,
+            unanswered: 0,
+            only: false,
             ended: None,
             interrupt,
         })
+    }
+
+    /// Marks this proposer as the only one (`--proposer-only`), for what it is told.
+    pub fn only(mut self, only: bool) -> Outside {
+        self.only = only;
+        self
     }
 
     fn interrupted(&self) -> bool {
@@ -183,12 +239,22 @@ impl Outside {
 
     fn send(&mut self, v: Value) {
         if let Some(to) = &self.to {
-            let _ = to.send(v.to_string());
+            if let Err(mpsc::TrySendError::Full(_)) = to.try_send(v.to_string()) {
+                self.end(format!(
+                    "stopped reading its input ({} messages waiting for it)",
+                    OUTBOX.max(self.limits.queue)
+                ));
+            }
         }
     }
 
     /// Gives the proposer up: stops it and records why.
     fn end(&mut self, why: String) {
+        self.end_as(why, false);
+    }
+
+    /// [`Outside::end`]; `at_end` when the search itself is over (nothing to warn of).
+    fn end_as(&mut self, why: String, at_end: bool) {
         if self.ended.is_some() {
             return;
         }
@@ -208,18 +274,59 @@ impl Outside {
         };
         let _ = self.child.kill();
         let _ = self.child.wait();
-        log::warn!("outside proposer: {why}; the search goes on without it");
+        if !at_end {
+            if self.only {
+                log::warn!("outside proposer: {why}; the search ends with it (--proposer-only)");
+            } else {
+                log::warn!("outside proposer: {why}; the search goes on without it");
+            }
+        }
         self.ended = Some(why);
     }
 
     /// Stops the proposer at the end of the search and says how it fared.
     pub fn finish(&mut self) -> ProposerStatus {
-        self.end("stopped at the end of the search".into());
+        self.end_as("stopped at the end of the search".into(), true);
+        // What was read but never taken in is counted, not lost without a word.
+        while let Ok(e) = self.from.try_recv() {
+            if matches!(e, Event::Line(ref l) if !l.trim().is_empty())
+                || matches!(e, Event::TooLong(_))
+            {
+                self.lines += 1;
+                self.unanswered += 1;
+            }
+        }
         ProposerStatus {
             lines: self.lines,
             bad: self.bad,
+            too_long: self.too_long,
+            answered: self.answered,
+            unanswered: self.unanswered,
             ended: self.ended.clone().unwrap_or_default(),
         }
+    }
+
+    fn event(&mut self, e: Event, out: &mut Vec<Incoming>) -> bool {
+        match e {
+            Event::Line(l) => self.incoming(l, out),
+            Event::TooLong(bytes) => {
+                self.last_heard = Instant::now();
+                self.lines += 1;
+                self.bad += 1;
+                self.too_long += 1;
+                out.push(Incoming::Bad {
+                    id: None,
+                    src: None,
+                    error: format!(
+                        "a line of {bytes} bytes, longer than the {} the search reads \
+                         (--proposer-max-line)",
+                        self.limits.max_line
+                    ),
+                });
+            }
+            Event::Closed => return false,
+        }
+        true
     }
 
     fn incoming(&mut self, line: String, out: &mut Vec<Incoming>) {
@@ -234,6 +341,54 @@ impl Outside {
         }
         out.push(item);
     }
+}
+
+/// The next line of `r` (without its end), or [`Event::TooLong`] for a line of more than
+/// `max` bytes, read and dropped in pieces so that it never fills memory; `None` at the end.
+fn read_line(r: &mut impl BufRead, max: usize) -> Option<Event> {
+    let mut line = Vec::new();
+    let mut dropped: u64 = 0;
+    loop {
+        let buf = match r.fill_buf() {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => return None,
+        };
+        if buf.is_empty() {
+            // The end: a last line without its newline still counts.
+            return match (dropped, line.is_empty()) {
+                (0, true) => None,
+                (0, false) => Some(Event::Line(text_of(&line))),
+                _ => Some(Event::TooLong(dropped)),
+            };
+        }
+        let (piece, ends) = match buf.iter().position(|&b| b == b'\n') {
+            Some(i) => (&buf[..i], Some(i + 1)),
+            None => (buf, None),
+        };
+        if dropped == 0 && line.len() + piece.len() <= max {
+            line.extend_from_slice(piece);
+        } else {
+            dropped += (line.len() + piece.len()) as u64;
+            line = Vec::new();
+        }
+        let used = ends.unwrap_or(buf.len());
+        r.consume(used);
+        if ends.is_some() {
+            return Some(if dropped > 0 {
+                Event::TooLong(dropped)
+            } else {
+                Event::Line(text_of(&line))
+            });
+        }
+    }
+}
+
+/// A line's text: not UTF-8 is answered as a bad line, not fatal.
+fn text_of(line: &[u8]) -> String {
+    String::from_utf8_lossy(line)
+        .trim_end_matches('\r')
+        .to_string()
 }
 
 /// A proposer's (or a seed file's) line as a candidate from `origin`, or why it is not one.
@@ -298,10 +453,17 @@ impl Feed for Outside {
         if self.ended.is_some() {
             return out;
         }
-        loop {
+        // At most a queue's worth a batch: a proposer faster than the search waits.
+        let most = self.limits.queue.max(1);
+        while out.len() < most {
             match self.from.try_recv() {
-                Ok(Event::Line(l)) => self.incoming(l, &mut out),
-                Ok(Event::Closed) | Err(TryRecvError::Disconnected) => {
+                Ok(e) => {
+                    if !self.event(e, &mut out) {
+                        self.end("closed its output".into());
+                        return out;
+                    }
+                }
+                Err(TryRecvError::Disconnected) => {
                     self.end("closed its output".into());
                     return out;
                 }
@@ -320,14 +482,21 @@ impl Feed for Outside {
                     .saturating_duration_since(Instant::now())
                     .min(Duration::from_millis(100));
                 match self.from.recv_timeout(slice) {
-                    Ok(Event::Line(l)) => {
-                        self.incoming(l, &mut out);
+                    Ok(e) => {
+                        let mut open = self.event(e, &mut out);
                         // Whatever else came with it joins the batch.
-                        while let Ok(Event::Line(l)) = self.from.try_recv() {
-                            self.incoming(l, &mut out);
+                        while open && out.len() < most {
+                            match self.from.try_recv() {
+                                Ok(e) => open = self.event(e, &mut out),
+                                Err(_) => break,
+                            }
+                        }
+                        if !open {
+                            self.end("closed its output".into());
+                            break;
                         }
                     }
-                    Ok(Event::Closed) | Err(RecvTimeoutError::Disconnected) => {
+                    Err(RecvTimeoutError::Disconnected) => {
                         self.end("closed its output".into());
                         break;
                     }
@@ -345,6 +514,7 @@ impl Feed for Outside {
     }
 
     fn answer(&mut self, a: &Answer) {
+        self.answered += 1;
         self.send(report::answer_json(a));
     }
 

@@ -214,8 +214,18 @@ impl<'a> Decoder<'a> {
                 Ok(self.node(Node::Prim(b, l), span))
             }
             DatumKind::Quote(inner) => {
+                // `'x` is `(quote x)`: a level of nesting like any list's.
+                self.depth += 1;
+                if self.depth > super::NESTING_LIMIT {
+                    return Err(Error::NestingTooDeep {
+                        limit: super::NESTING_LIMIT,
+                        span,
+                    });
+                }
                 let quote = self.node(Node::Const(Value::Sym(self.quote_symbol(d)?)), span);
-                let q = self.quoted(inner)?;
+                let q = stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.quoted(inner));
+                self.depth -= 1;
+                let q = q?;
                 let l = self.list(&[quote, q]);
                 Ok(self.node(Node::Prim(Builtin::List, l), span))
             }

@@ -337,9 +337,14 @@ impl<R: Real> Machine<'_, R> {
         let mask = self.mask;
         self.s.regions.trace.push(Step::Index { s, mask, x: f });
         if !(f >= 0.0 && f.fract() == 0.0 && f < u32::MAX as f64) {
+            let message = if f >= u32::MAX as f64 && f.fract() == 0.0 {
+                format!("{what} must be below {}, got {f}", u32::MAX)
+            } else {
+                format!("{what} must be a non-negative integer, got {f}")
+            };
             return Err(self.fail(Error::Domain {
                 op: op.to_string(),
-                message: format!("{what} must be a non-negative integer, got {f}"),
+                message,
                 span: self.span(node),
             }));
         }
@@ -372,6 +377,8 @@ impl<R: Real> Machine<'_, R> {
                 span: self.span(node),
             }));
         }
+        // The step budget pays for every element made.
+        self.charge((shape.len() as u64).saturating_sub(1), node)?;
         self.tensor(b, shape, node)
     }
 

@@ -64,6 +64,9 @@ impl<R: Real> Machine<'_, R> {
         // Operands that fit: the op layer checks their kinds and sizes by the op's rule.
         let a1 = if op.binary() { a1 } else { a0 };
         if let (Value::Num(a), Value::Num(c)) = (a0, a1) {
+            // The step budget pays for the op's work before it runs.
+            let (sa, sc) = (self.s.pay.info(a).shape(), self.s.pay.info(c).shape());
+            self.charge(work(op, sa, sc).saturating_sub(1), node)?;
             match self.numbers().linalg(op, a, c) {
                 Ok(out) => return Ok(Value::Num(out)),
                 Err(OpError::Memory) => return Err(self.memory_error(Some(node))),
@@ -113,5 +116,24 @@ impl<R: Real> Machine<'_, R> {
             return Err(self.type_error(name, "a number", a1, node));
         }
         self.binary(BinaryOp::Mul, a0, a1, node)
+    }
+}
+
+/// The multiply-adds (or elements) of `op` on operands of shapes `a` and `c`, what the step
+/// budget charges it: `matmul` of n x k by k x m costs n k m, a factorisation n^3.
+fn work(op: LinalgOp, a: Shape, c: Shape) -> u64 {
+    let dims = |s: Shape| match s {
+        Shape::Scalar => (1u64, 1u64),
+        Shape::Vector(n) => (u64::from(n), 1),
+        Shape::Matrix(n, m) => (u64::from(n), u64::from(m)),
+    };
+    let ((n, k), (_, m)) = (dims(a), dims(c));
+    match op {
+        LinalgOp::Matmul => n.saturating_mul(k).saturating_mul(m),
+        LinalgOp::Outer => n.saturating_mul(dims(c).0),
+        LinalgOp::Det | LinalgOp::Logdet | LinalgOp::Inv | LinalgOp::Solve => {
+            n.saturating_mul(n).saturating_mul(n.max(1))
+        }
+        _ => (a.len() as u64).max(c.len() as u64),
     }
 }

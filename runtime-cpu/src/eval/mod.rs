@@ -122,24 +122,44 @@ pub(crate) struct Machine<'c, R> {
     pub mask: MaskId,
     /// True when some input is differentiated, so active values record.
     pub taping: bool,
+    /// Steps left in the current slice of the budget; at 0 the next slice is taken from
+    /// `reserve` (and the cancel flag looked at) off the hot path.
     fuel: u64,
+    /// Steps of the budget not yet in a slice.
+    reserve: u64,
+    /// A flag that stops the walk at the next slice (a deadline passed, a signal came).
+    cancel: Option<&'c std::sync::atomic::AtomicBool>,
     depth: u32,
     limits: Limits,
     /// Why the walk stopped, once it has.
     fault: std::cell::Cell<Option<Box<Fault>>>,
 }
 
+/// Steps of the budget a walk takes at a time: between two slices it looks at its cancel
+/// flag, so a run stops within about this many steps of being cancelled.
+const FUEL_SLICE: u64 = 1 << 16;
+
 const RED_ZONE: usize = 256 * 1024;
 const STACK_GROWTH: usize = 4 * 1024 * 1024;
 
 impl<'c, R: Real> Machine<'c, R> {
-    pub fn new(code: &'c Code, s: &'c mut State<R>, limits: Limits, taping: bool) -> Self {
+    pub fn new(
+        code: &'c Code,
+        s: &'c mut State<R>,
+        limits: Limits,
+        taping: bool,
+        cancel: Option<&'c std::sync::atomic::AtomicBool>,
+    ) -> Self {
+        let total = limits.max_steps.saturating_add(1);
+        let fuel = total.min(FUEL_SLICE);
         Machine {
             code,
             s,
             mask: MaskId::ALL,
             taping,
-            fuel: limits.max_steps.saturating_add(1),
+            fuel,
+            reserve: total - fuel,
+            cancel,
             depth: 0,
             limits,
             fault: std::cell::Cell::new(None),
@@ -148,7 +168,58 @@ impl<'c, R: Real> Machine<'c, R> {
 
     /// Steps used so far.
     pub fn steps(&self) -> u64 {
-        self.limits.max_steps.saturating_add(1) - self.fuel
+        self.limits.max_steps.saturating_add(1) - self.fuel - self.reserve
+    }
+
+    /// Charges `work` steps at once: an op over many elements costs what it computes.
+    #[inline]
+    pub(crate) fn charge(&mut self, work: u64, node: NodeId) -> EResult<()> {
+        if work < self.fuel {
+            self.fuel -= work;
+            Ok(())
+        } else {
+            self.charge_slow(work, node)
+        }
+    }
+
+    #[cold]
+    fn charge_slow(&mut self, work: u64, node: NodeId) -> EResult<()> {
+        if work >= self.fuel + self.reserve {
+            // More than the budget has left.
+            self.fuel = 0;
+            self.reserve = 0;
+        } else {
+            // The slice's fuel, then the reserve; the refuel below starts a new slice.
+            self.reserve -= work - self.fuel;
+            self.fuel = 0;
+        }
+        self.refuel(node)
+    }
+
+    /// The fuel of the slice ran out: the next slice from the reserve, or the error of a
+    /// spent budget or of a cancelled run.
+    #[cold]
+    fn refuel(&mut self, node: NodeId) -> EResult<()> {
+        if self
+            .cancel
+            .is_some_and(|c| c.load(std::sync::atomic::Ordering::Relaxed))
+        {
+            self.fuel = 1;
+            return Err(self.fail(Error::Cancelled {
+                span: Some(self.span(node)),
+            }));
+        }
+        if self.reserve == 0 {
+            self.fuel = 1;
+            return Err(self.fail(Error::StepBudget {
+                limit: self.limits.max_steps,
+                span: self.span(node),
+            }));
+        }
+        let take = self.reserve.min(FUEL_SLICE);
+        self.fuel = take;
+        self.reserve -= take;
+        Ok(())
     }
 
     /// Stops the walk for `error`, raised while the current lanes are active.
@@ -219,25 +290,27 @@ impl<'c, R: Real> Machine<'c, R> {
         self.depth += 1;
         self.fuel -= 1;
         if self.depth > self.limits.max_depth || self.fuel == 0 {
-            return Err(self.limit_error(node));
+            return self.limit_error(node);
         }
         Ok(())
     }
 
     #[cold]
-    fn limit_error(&mut self, node: NodeId) -> Stop {
-        self.depth -= 1;
+    fn limit_error(&mut self, node: NodeId) -> EResult<()> {
         if self.fuel == 0 {
-            self.fuel = 1;
-            return self.fail(Error::StepBudget {
-                limit: self.limits.max_steps,
-                span: self.span(node),
-            });
+            if let Err(stop) = self.refuel(node) {
+                self.depth -= 1;
+                return Err(stop);
+            }
         }
-        self.fail(Error::DepthLimit {
-            limit: self.limits.max_depth,
-            span: self.span(node),
-        })
+        if self.depth > self.limits.max_depth {
+            self.depth -= 1;
+            return Err(self.fail(Error::DepthLimit {
+                limit: self.limits.max_depth,
+                span: self.span(node),
+            }));
+        }
+        Ok(())
     }
 
     /// Numeric nodes directly; control nodes through the trampoline.
@@ -380,11 +453,9 @@ impl<'c, R: Real> Machine<'c, R> {
         let result: EResult<Flow> = loop {
             self.fuel -= 1;
             if self.fuel == 0 {
-                self.fuel = 1;
-                break Err(self.fail(Error::StepBudget {
-                    limit: self.limits.max_steps,
-                    span: self.span(node),
-                }));
+                if let Err(stop) = self.refuel(node) {
+                    break Err(stop);
+                }
             }
             match code.node(node) {
                 Node::Const(v) => break Ok(Flow::Value(v)),

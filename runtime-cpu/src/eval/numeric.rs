@@ -90,6 +90,17 @@ impl<R: Real> Machine<'_, R> {
         })
     }
 
+    /// Charges the step budget for an op whose result is `out`, at `per` steps an element
+    /// beyond the one its node's visit paid: a tensor op costs what it computes.
+    #[inline(always)]
+    pub(crate) fn charge_elements(&mut self, out: Slot, per: u64, node: NodeId) -> EResult<()> {
+        let n = self.s.pay.info(out).shape().len() as u64;
+        if n > 1 || per > 1 {
+            self.charge((n * per).saturating_sub(1), node)?;
+        }
+        Ok(())
+    }
+
     /// The slot of a numeric value, or a type error naming `op`.
     #[inline(always)]
     pub(crate) fn num(&self, v: Value, op: &str, node: NodeId) -> EResult<Slot> {
@@ -126,7 +137,10 @@ impl<R: Real> Machine<'_, R> {
             ));
         };
         match self.numbers().unary(op, a) {
-            Ok(out) => Ok(Value::Num(out)),
+            Ok(out) => {
+                self.charge_elements(out, 1, node)?;
+                Ok(Value::Num(out))
+            }
             Err(e) => Err(self.op_error(op.name(), e, node)),
         }
     }
@@ -144,7 +158,10 @@ impl<R: Real> Machine<'_, R> {
             return Err(self.binary_type_error(op, x, y, node));
         };
         match self.numbers().binary(op, a, b) {
-            Ok(out) => Ok(Value::Num(out)),
+            Ok(out) => {
+                self.charge_elements(out, 1, node)?;
+                Ok(Value::Num(out))
+            }
             Err(e) => Err(self.op_error(op.name(), e, node)),
         }
     }

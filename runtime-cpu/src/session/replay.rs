@@ -134,6 +134,14 @@ impl<R: Real> Engine<R> {
     ) -> (bool, Option<(Value, u64)>) {
         let lanes = group.len();
         let device = self.state.regions.device().is_some();
+        if self
+            .cancel
+            .as_ref()
+            .is_some_and(|c| c.load(std::sync::atomic::Ordering::Relaxed))
+        {
+            // A cancelled session walks, and the walk stops at once.
+            return (false, None);
+        }
         let r = &mut self.replay;
         if !r.same_layout(program, bindings, inputs, lanes, taping, limits) {
             return (true, None);
