@@ -213,26 +213,28 @@ impl Engine {
                 },
             );
             let refit = outside || c.perturbed;
-            let plan = if let Some(e) = shard.cache.get(&c.src) {
+            let cached = shard.cache.get(&c.src).filter(|e| {
                 // A failure is an answer only for the start that failed.
                 let same_start = e.start.len() == c.init.len()
                     && e.start
                         .iter()
                         .zip(&c.init)
                         .all(|(a, b)| a.to_bits() == b.to_bits());
-                if refit || (e.loss.is_err() && !same_start) {
-                    jobs.push(job(e.program.clone()));
-                    Plan::Fit(jobs.len() - 1, true)
-                } else {
-                    Plan::Cached(e.values.clone(), e.loss.clone())
-                }
+                !refit && (e.loss.is_ok() || same_start)
+            });
+            let plan = if let Some(e) = cached {
+                Plan::Cached(e.values.clone(), e.loss.clone())
             } else if let (Some(&j), false) = (pending.get(&key), c.perturbed) {
                 Plan::Same(j)
+            } else if let Some(p) = shard.cache.decoded(&c.src) {
+                jobs.push(job(p.clone()));
+                pending.entry(key).or_insert(jobs.len() - 1);
+                Plan::Fit(jobs.len() - 1, true)
             } else {
                 match Program::parse(&c.src) {
                     Ok(p) => {
                         jobs.push(job(p));
-                        pending.insert(key, jobs.len() - 1);
+                        pending.entry(key).or_insert(jobs.len() - 1);
                         Plan::Fit(jobs.len() - 1, false)
                     }
                     Err(e) => Plan::Failed(format!("does not parse: {e}")),

@@ -1,16 +1,20 @@
 //! The skeleton cache: a program text seen before (its constants are named parameters, so the
-//! text is its skeleton) reuses its decode and its fitted constants instead of being decoded
-//! and fitted again.
+//! text is its skeleton) reuses its fitted constants instead of being fitted again, and, while
+//! it is among the most recent, its decode. The fits are a few numbers a skeleton; the decodes,
+//! a few kilobytes each, are kept for the last [`DECODES`] skeletons only, so that a search of
+//! hours holds steady memory.
 
 use runtime_cpu::Program;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
+/// Decoded programs kept (emptied when full): a perturbed child of a recent skeleton is
+/// fitted on its decode.
+pub const DECODES: usize = 2048;
+
 /// What the cache knows of one skeleton.
 #[derive(Clone, Debug)]
 pub struct Entry {
-    /// The decoded program.
-    pub program: Program,
     /// The starting values of the fit below.
     pub start: Vec<f64>,
     /// The best fitted values so far.
@@ -39,6 +43,8 @@ pub struct Saved {
 pub struct Cache {
     map: HashMap<String, Entry>,
     capacity: usize,
+    /// The decodes of the most recent skeletons.
+    decoded: HashMap<String, Program>,
 }
 
 impl Cache {
@@ -47,7 +53,13 @@ impl Cache {
         Cache {
             map: HashMap::new(),
             capacity: capacity.max(1),
+            decoded: HashMap::new(),
         }
+    }
+
+    /// The decode of `src`, if it is one of the recent skeletons.
+    pub fn decoded(&self, src: &str) -> Option<&Program> {
+        self.decoded.get(src)
     }
 
     /// The entry for `src`.
@@ -65,6 +77,12 @@ impl Cache {
         values: &[f64],
         loss: &Result<f64, String>,
     ) -> bool {
+        if !self.decoded.contains_key(src) {
+            if self.decoded.len() >= DECODES {
+                self.decoded.clear();
+            }
+            self.decoded.insert(src.to_string(), program.clone());
+        }
         if let Some(e) = self.map.get_mut(src) {
             let better = match (&e.loss, loss) {
                 (Ok(old), Ok(new)) => new < old,
@@ -84,7 +102,6 @@ impl Cache {
         self.map.insert(
             src.to_string(),
             Entry {
-                program: program.clone(),
                 start: start.to_vec(),
                 values: values.to_vec(),
                 loss: loss.clone(),
@@ -109,14 +126,13 @@ impl Cache {
         all
     }
 
-    /// Entries from a checkpoint (each decoded again; one that no longer decodes is skipped).
+    /// Entries from a checkpoint (one that no longer decodes is skipped).
     pub fn load(&mut self, saved: Vec<Saved>) {
         for s in saved {
-            if let Ok(program) = Program::parse(&s.src) {
+            if Program::parse(&s.src).is_ok() {
                 self.map.insert(
                     s.src,
                     Entry {
-                        program,
                         start: s.start,
                         values: s.values,
                         loss: s.loss,
