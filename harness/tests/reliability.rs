@@ -301,18 +301,20 @@ fn one_huge_matmul_counts_what_it_computes_and_the_budget_binds() {
         start.elapsed()
     );
 
-    // Under a budget, with expensive work in flight: within the budget and a margin.
+    // The co-search replay of a stream of them: each fit fails at its first walk, and the
+    // budget binds (before, each walk took 16 s and the replay ran on past a minute).
     let stream = tmp.file(
         "stream.jsonl",
-        &(0..50)
+        &(0..3)
             .map(|_| {
-                serde_json::json!({"src": "(+ (* a x) (vsum (matmul (ones 300 300) (ones 300 300))))", "params": ["a"]})
-                    .to_string()
+                let src = "(+ (* a x) (vsum (matmul (ones 2000 2000) (ones 2000 2000))))";
+                serde_json::json!({"src": src, "params": ["a"]}).to_string()
             })
             .collect::<Vec<_>>()
             .join("\n"),
     );
-    let csv = tmp.file("task.csv", "x,y\n1,2\n2,4\n3,6\n");
+    let csv = tmp.file("task.csv", "x,y,split\n1,2,train\n2,4,train\n3,6,holdout\n");
+    let fits = tmp.path("fits.jsonl");
     let start = Instant::now();
     let out = ndvm(&[
         "cosearch",
@@ -322,18 +324,65 @@ fn one_huge_matmul_counts_what_it_computes_and_the_budget_binds() {
         &csv,
         "--budget",
         "2",
-        "--max-steps",
-        "100000000000",
         "--threads",
         "1",
         "--out",
-        &tmp.path("fits.jsonl"),
+        &fits,
     ]);
     let took = start.elapsed();
-    assert!(out.status.code().is_some(), "{}", stderr(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(
-        took < Duration::from_secs(8),
+        took < Duration::from_secs(4),
         "cosearch --budget 2 took {took:?}"
+    );
+    let records = std::fs::read_to_string(&fits).unwrap();
+    let first: Value = serde_json::from_str(records.lines().next().unwrap()).unwrap();
+    assert!(
+        first["error"].as_str().unwrap().contains("step budget"),
+        "{first}"
+    );
+}
+
+#[test]
+fn the_budget_binds_with_costly_candidates_in_flight() {
+    let tmp = Tmp::new("reliability");
+    // 2,000 rows; each candidate's walks do a 400 x 400 product per row (1.6e5 steps of the
+    // default budget of 1e6, 3.2e8 multiply-adds a walk), and a proposer keeps them coming.
+    let mut csv = String::from("x,y\n");
+    for i in 0..2000 {
+        let x = i as f64 / 2000.0;
+        csv.push_str(&format!("{x},{}\n", 2.0 * x));
+    }
+    let data = tmp.file("line.csv", &csv);
+    let heavy = "(* a (vsum (matvec (ones 400 400) (* x (ones 400)))))";
+    let lines: Vec<String> = (0..200)
+        .map(|k| serde_json::json!({"src": heavy, "init": {"a": k as f64}, "id": k}).to_string())
+        .collect();
+    let file = tmp.file("heavy.jsonl", &lines.join("\n"));
+    let cmd = format!("python3 {UNRULY} --lines {file}");
+    let start = Instant::now();
+    let out = ndvm(&[
+        "search",
+        "--data",
+        &data,
+        "--target",
+        "y",
+        "--proposer",
+        &cmd,
+        "--budget",
+        "3",
+        "--threads",
+        "2",
+        "--format",
+        "json",
+    ]);
+    let took = start.elapsed();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(json_of(&out)["summary"]["stopped"], "budget");
+    // B + max(1 s, 10%), and the time to start the process and read the data.
+    assert!(
+        took < Duration::from_millis(4500),
+        "--budget 3 took {took:?}"
     );
 }
 

@@ -227,8 +227,8 @@ fn tests(args: &SearchArgs) -> Result<Vec<(String, PathBuf)>, String> {
 
 /// Reads `--seed-programs`: one `{"src", "init"}` per line, checked as a proposer's lines are.
 fn seed_programs(path: &Path, inputs: &[String]) -> Result<Vec<Candidate>, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let text = crate::search::dataset::utf8(bytes, &path.display().to_string())?;
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {

@@ -18,10 +18,15 @@ pub struct Candidate {
     pub skeleton: String,
 }
 
+/// A file's text, or an error naming the line of its first byte that is not UTF-8.
+fn read_text(path: &Path) -> Result<String> {
+    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    crate::search::dataset::utf8(bytes, &path.display().to_string()).map_err(anyhow::Error::msg)
+}
+
 /// Reads a JSONL stream; a malformed line becomes an `Err` entry (its fits are recorded failed).
 pub fn read_stream(path: &Path) -> Result<Vec<Result<Candidate, String>>> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let text = read_text(path)?;
     let entries: Vec<_> = text
         .lines()
         .enumerate()
@@ -53,8 +58,7 @@ pub struct Inits {
 impl Inits {
     /// Reads a JSONL file of `{cycle, index, init}`.
     pub fn read(path: &Path) -> Result<Inits> {
-        let text =
-            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        let text = read_text(path)?;
         let mut map = HashMap::new();
         for (i, l) in text
             .lines()
