@@ -443,8 +443,14 @@ fn save_checkpoint(dir: &Path, e: &Engine) -> Result<(), String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let path = dir.join("checkpoint.json");
     let tmp = dir.join("checkpoint.json.tmp");
-    let text = serde_json::to_string(&e.checkpoint()).map_err(|e| e.to_string())?;
-    std::fs::write(&tmp, text).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
+    // Written as it is serialised: a checkpoint of a long search is tens of megabytes, never
+    // held whole in memory.
+    let write = || -> std::io::Result<()> {
+        let mut file = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
+        serde_json::to_writer(&mut file, &e.checkpoint())?;
+        file.flush()
+    };
+    write().map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
     std::fs::rename(&tmp, &path).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 

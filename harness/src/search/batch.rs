@@ -223,7 +223,7 @@ impl Engine {
                 !refit && (e.loss.is_ok() || same_start)
             });
             let plan = if let Some(e) = cached {
-                Plan::Cached(e.values.clone(), e.loss.clone())
+                Plan::Cached(e.values.to_vec(), e.loss.clone())
             } else if let (Some(&j), false) = (pending.get(&key), c.perturbed) {
                 Plan::Same(j)
             } else if let Some(p) = shard.cache.decoded(&c.src) {

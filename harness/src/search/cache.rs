@@ -1,8 +1,8 @@
 //! The skeleton cache: a program text seen before (its constants are named parameters, so the
 //! text is its skeleton) reuses its fitted constants instead of being fitted again, and, while
-//! it is among the most recent, its decode. The fits are a few numbers a skeleton; the decodes,
-//! a few kilobytes each, are kept for the last [`DECODES`] skeletons only, so that a search of
-//! hours holds steady memory.
+//! it is among the most recent, its decode. A skeleton is kept by a 128-bit hash of its text
+//! and its fit's few numbers; the decodes, a few kilobytes each, are kept for the last
+//! [`DECODES`] skeletons only: a search of hours holds steady memory.
 
 use runtime_cpu::Program;
 use serde::{Deserialize, Serialize};
@@ -12,13 +12,24 @@ use std::collections::HashMap;
 /// fitted on its decode.
 pub const DECODES: usize = 2048;
 
+/// A skeleton's key: the 128-bit FNV-1a hash of its text, the same on every machine and build
+/// (two texts of a search share one with a chance of about 1e-29).
+pub fn key(src: &str) -> u128 {
+    let mut h: u128 = 0x6c62_272e_07bb_0142_62b8_2175_6295_c58d;
+    for &b in src.as_bytes() {
+        h ^= u128::from(b);
+        h = h.wrapping_mul(0x0000_0000_0100_0000_0000_0000_0000_013b);
+    }
+    h
+}
+
 /// What the cache knows of one skeleton.
 #[derive(Clone, Debug)]
 pub struct Entry {
     /// The starting values of the fit below.
-    pub start: Vec<f64>,
+    pub start: Box<[f64]>,
     /// The best fitted values so far.
-    pub values: Vec<f64>,
+    pub values: Box<[f64]>,
     /// Their loss, or why the fit failed.
     pub loss: Result<f64, String>,
 }
@@ -26,8 +37,12 @@ pub struct Entry {
 /// A skeleton's fit as a checkpoint keeps it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Saved {
-    /// The program text.
-    pub src: String,
+    /// Its key ([`key`]), 32 hexadecimal digits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+    /// The program text (checkpoints written before the key was kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub src: Option<String>,
     /// The starting values of the fit (empty in checkpoints written before they were kept).
     #[serde(default)]
     pub start: Vec<f64>,
@@ -37,11 +52,11 @@ pub struct Saved {
     pub loss: Result<f64, String>,
 }
 
-/// Skeletons by text; emptied when it outgrows its capacity (so a long search keeps bounded
+/// Skeletons by key; emptied when it outgrows its capacity (so a long search keeps bounded
 /// memory, the same way on every run).
 #[derive(Debug, Default)]
 pub struct Cache {
-    map: HashMap<String, Entry>,
+    map: HashMap<u128, Entry>,
     capacity: usize,
     /// The decodes of the most recent skeletons.
     decoded: HashMap<String, Program>,
@@ -64,7 +79,7 @@ impl Cache {
 
     /// The entry for `src`.
     pub fn get(&self, src: &str) -> Option<&Entry> {
-        self.map.get(src)
+        self.map.get(&key(src))
     }
 
     /// Records a fit of `src` from `start`: a new skeleton, or a better fit of a known one.
@@ -83,15 +98,16 @@ impl Cache {
             }
             self.decoded.insert(src.to_string(), program.clone());
         }
-        if let Some(e) = self.map.get_mut(src) {
+        let k = key(src);
+        if let Some(e) = self.map.get_mut(&k) {
             let better = match (&e.loss, loss) {
                 (Ok(old), Ok(new)) => new < old,
                 (Err(_), Ok(_)) => true,
                 _ => false,
             };
             if better {
-                e.start = start.to_vec();
-                e.values = values.to_vec();
+                e.start = start.into();
+                e.values = values.into();
                 e.loss = loss.clone();
             }
             return false;
@@ -100,10 +116,10 @@ impl Cache {
             self.map.clear();
         }
         self.map.insert(
-            src.to_string(),
+            k,
             Entry {
-                start: start.to_vec(),
-                values: values.to_vec(),
+                start: start.into(),
+                values: values.into(),
                 loss: loss.clone(),
             },
         );
@@ -112,29 +128,34 @@ impl Cache {
 
     /// Every entry, in a fixed order, for a checkpoint.
     pub fn save(&self) -> Vec<Saved> {
-        let mut all: Vec<Saved> = self
-            .map
-            .iter()
-            .map(|(src, e)| Saved {
-                src: src.clone(),
-                start: e.start.clone(),
-                values: e.values.clone(),
+        let mut all: Vec<(u128, &Entry)> = self.map.iter().map(|(k, e)| (*k, e)).collect();
+        all.sort_by_key(|(k, _)| *k);
+        all.into_iter()
+            .map(|(k, e)| Saved {
+                key: Some(format!("{k:032x}")),
+                src: None,
+                start: e.start.to_vec(),
+                values: e.values.to_vec(),
                 loss: e.loss.clone(),
             })
-            .collect();
-        all.sort_by(|a, b| a.src.cmp(&b.src));
-        all
+            .collect()
     }
 
-    /// Entries from a checkpoint (one that no longer decodes is skipped).
+    /// Entries from a checkpoint (one whose key does not read, or whose text no longer
+    /// decodes, is skipped).
     pub fn load(&mut self, saved: Vec<Saved>) {
         for s in saved {
-            if Program::parse(&s.src).is_ok() {
+            let k = match (&s.key, &s.src) {
+                (Some(hex), _) => u128::from_str_radix(hex, 16).ok(),
+                (None, Some(src)) => Program::parse(src).is_ok().then(|| key(src)),
+                (None, None) => None,
+            };
+            if let Some(k) = k {
                 self.map.insert(
-                    s.src,
+                    k,
                     Entry {
-                        start: s.start,
-                        values: s.values,
+                        start: s.start.into(),
+                        values: s.values.into(),
                         loss: s.loss,
                     },
                 );
