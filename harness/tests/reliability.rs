@@ -25,6 +25,12 @@ fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
+/// Asserts that `out` exited with `code` and says `says` on standard error.
+fn fails(out: &Output, code: i32, says: &str) {
+    assert_eq!(out.status.code(), Some(code), "{}", stderr(out));
+    assert!(stderr(out).contains(says), "{}", stderr(out));
+}
+
 fn json_of(out: &Output) -> Value {
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!(
@@ -93,12 +99,7 @@ fn a_chain_of_quotes_is_an_error_not_a_crash() {
     for n in [12_000, 30_000, 200_000] {
         let q = tmp.file("q.scm", &format!("{}x", "'".repeat(n)));
         let out = ndvm(&["run", &q]);
-        assert_eq!(out.status.code(), Some(1), "{n} quotes: {}", stderr(&out));
-        assert!(
-            stderr(&out).contains("nested more than 10000"),
-            "{}",
-            stderr(&out)
-        );
+        fails(&out, 1, "nested more than 10000");
     }
     // Within the limit, the quoted datum is the value.
     let q = tmp.file("q.scm", &format!("{}x", "'".repeat(50)));
@@ -117,12 +118,7 @@ fn export_of_deep_nesting_is_a_result_or_an_error_not_a_crash() {
     }
     let p = tmp.file("deeper.scm", &nested(50_000));
     let out = ndvm(&["export", &p, "--to", "numpy"]);
-    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("nested more than 10000"),
-        "{}",
-        stderr(&out)
-    );
+    fails(&out, 1, "nested more than 10000");
 }
 
 #[test]
@@ -244,8 +240,7 @@ fn resume_refuses_other_data_and_settings_it_would_ignore() {
         "--max-evals",
         "300",
     ]);
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert!(stderr(&out).contains("other data"), "{}", stderr(&out));
+    fails(&out, 2, "other data");
     let out = ndvm(&[
         "search",
         "--data",
@@ -492,17 +487,11 @@ fn calibrate_refuses_bad_bounds_and_names_the_row_of_a_nan() {
     for (flag, value) in [("--lr", "-1"), ("--restarts", "0")] {
         let arg = format!("{flag}={value}");
         let out = ndvm(&["calibrate", &model, "--data", &csv, "--target", "y", &arg]);
-        assert_eq!(out.status.code(), Some(2), "{arg}: {}", stderr(&out));
-        assert!(stderr(&out).contains(flag), "{}", stderr(&out));
+        fails(&out, 2, flag);
     }
     let nan = tmp.file("nan.csv", "x,y\n1,2\n2,NaN\n");
     let out = ndvm(&["calibrate", &model, "--data", &nan, "--target", "y"]);
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("row 3, column `y`"),
-        "{}",
-        stderr(&out)
-    );
+    fails(&out, 2, "row 3, column `y`");
 }
 
 #[test]
@@ -526,8 +515,7 @@ fn messages_say_what_is_wrong_and_where() {
         ("--restarts", "0"),
     ] {
         let out = search(&[flag, v]);
-        assert_eq!(out.status.code(), Some(2), "{flag} {v}");
-        assert!(stderr(&out).contains(flag), "{}", stderr(&out));
+        fails(&out, 2, flag);
     }
     let bytes = b"x,y\n1,2\n2,\xff\n";
     let path = tmp.path("latin1.csv");
