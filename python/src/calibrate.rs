@@ -200,8 +200,13 @@ pub fn calibrate<'py>(
     }
     let mut clamps = vec![None; params.len()];
     for (k, (lo, hi)) in clamp.unwrap_or_default() {
-        clamps[position(&k, "clamp")?] =
-            Some((lo.unwrap_or(f64::NEG_INFINITY), hi.unwrap_or(f64::INFINITY)));
+        let (lo, hi) = (lo.unwrap_or(f64::NEG_INFINITY), hi.unwrap_or(f64::INFINITY));
+        if lo.is_nan() || hi.is_nan() || lo > hi {
+            return Err(value_error(format!(
+                "clamp: `{k}` = ({lo}, {hi}): the bounds must be numbers with low <= high"
+            )));
+        }
+        clamps[position(&k, "clamp")?] = Some((lo, hi));
     }
     let problem = Problem {
         program,

@@ -100,3 +100,9 @@ def test_restarts_over_any_number_of_threads_give_the_same_fit(tmp_path):
         "--steps", "20", "--restarts", "40", "--seed", "3", "--threads", "2",
     )
     assert without_time(cli) == one
+
+
+@pytest.mark.parametrize("bounds", [(1.0, 0.5), (float("nan"), None), (None, float("nan"))])
+def test_crossed_or_nan_bounds_are_a_value_error(bounds):
+    with pytest.raises(ValueError, match="clamp"):
+        ndvm.calibrate(MODEL, data=TASK, target="y", params=["a", "b", "c"], clamp={"a": bounds})

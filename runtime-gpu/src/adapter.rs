@@ -197,3 +197,25 @@ pub(crate) fn choose(
     );
     Ok((best, why))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_adapter_at_all_names_the_one_asked_for() {
+        let options = ContextOptions {
+            adapter_name: Some("no-such-adapter-anywhere".into()),
+            ..ContextOptions::default()
+        };
+        let e = choose(Vec::new(), &options).err().expect("no adapter");
+        assert!(matches!(e, GpuError::NoAdapter { .. }), "{e}");
+        let text = e.to_string();
+        assert!(text.contains("no-such-adapter-anywhere"), "{text}");
+        assert!(text.contains("mesa-vulkan-drivers"), "{text}");
+        let e = choose(Vec::new(), &ContextOptions::default())
+            .err()
+            .expect("no adapter");
+        assert!(!e.to_string().contains("asked for"), "{e}");
+    }
+}

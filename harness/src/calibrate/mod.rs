@@ -475,10 +475,12 @@ impl Accumulate for Listed {
     }
 }
 
+/// Puts each parameter inside its box (a NaN stays NaN). The callers refuse bounds that are
+/// NaN or crossed; here such bounds cannot panic (`max` then `min`, not `clamp`).
 pub(crate) fn project(p: &mut [f64], clamps: &[Option<(f64, f64)>]) {
     for (x, c) in p.iter_mut().zip(clamps) {
-        if let Some((lo, hi)) = c {
-            *x = x.clamp(*lo, *hi);
+        if let (Some((lo, hi)), false) = (c, x.is_nan()) {
+            *x = x.max(*lo).min(*hi);
         }
     }
 }
