@@ -208,7 +208,9 @@ mod tests {
             adapter_name: Some("no-such-adapter-anywhere".into()),
             ..ContextOptions::default()
         };
-        let e = choose(Vec::new(), &options).err().expect("no adapter");
+        let Err(e) = choose(Vec::new(), &options) else {
+            panic!("an adapter from nothing");
+        };
         assert!(matches!(e, GpuError::NoAdapter { .. }), "{e}");
         let text = e.to_string();
         assert!(text.contains("no-such-adapter-anywhere"), "{text}");
