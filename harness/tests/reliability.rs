@@ -21,6 +21,13 @@ fn ndvm(args: &[&str]) -> Output {
         .expect("the ndvm binary runs")
 }
 
+/// `ndvm search` of column `y` of `data`, with `extra` flags.
+fn search(data: &str, extra: &[&str]) -> Output {
+    let mut args = vec!["search", "--data", data, "--target", "y"];
+    args.extend(extra);
+    ndvm(&args)
+}
+
 fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
@@ -213,66 +220,36 @@ fn resume_refuses_other_data_and_settings_it_would_ignore() {
     let tmp = Tmp::new("reliability");
     let data = tmp.file("sine.csv", &sine_csv());
     let dir = tmp.path("run");
-    let first = ndvm(&[
-        "search",
-        "--data",
+    let first = search(
         &data,
-        "--target",
-        "y",
-        "--max-evals",
-        "200",
-        "--out",
-        &dir,
-        "--format",
-        "json",
-    ]);
+        &["--max-evals", "200", "--out", &dir, "--format", "json"],
+    );
     assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
+    // A resumed search of `data` to 300 candidates, with `extra` flags.
+    let resume = |data: &str, extra: &[&str]| {
+        let mut args = vec![
+            "search",
+            "--data",
+            data,
+            "--target",
+            "y",
+            "--resume",
+            &dir,
+            "--max-evals",
+            "300",
+        ];
+        args.extend(extra);
+        ndvm(&args)
+    };
     // The same header and row count, other values.
     let other = tmp.file("other.csv", &sine_csv().replacen("-3,", "-2.5,", 1));
-    let out = ndvm(&[
-        "search",
-        "--data",
-        &other,
-        "--target",
-        "y",
-        "--resume",
-        &dir,
-        "--max-evals",
-        "300",
-    ]);
-    fails(&out, 2, "other data");
-    let out = ndvm(&[
-        "search",
-        "--data",
-        &data,
-        "--target",
-        "y",
-        "--resume",
-        &dir,
-        "--max-evals",
-        "300",
-        "--seed",
-        "9",
-        "--ops",
-        "add,mul",
-    ]);
+    fails(&resume(&other, &[]), 2, "other data");
+    let out = resume(&data, &["--seed", "9", "--ops", "add,mul"]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     let err = stderr(&out);
     assert!(err.contains("--seed") && err.contains("--ops"), "{err}");
     // The same data and no settings: it goes on.
-    let out = ndvm(&[
-        "search",
-        "--data",
-        &data,
-        "--target",
-        "y",
-        "--resume",
-        &dir,
-        "--max-evals",
-        "300",
-        "--format",
-        "json",
-    ]);
+    let out = resume(&data, &["--format", "json"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(json_of(&out)["summary"]["evaluations"], 300);
 }
@@ -358,21 +335,19 @@ fn the_budget_binds_with_costly_candidates_in_flight() {
     let file = tmp.file("heavy.jsonl", &lines.join("\n"));
     let cmd = format!("python3 {UNRULY} --lines {file}");
     let start = Instant::now();
-    let out = ndvm(&[
-        "search",
-        "--data",
+    let out = search(
         &data,
-        "--target",
-        "y",
-        "--proposer",
-        &cmd,
-        "--budget",
-        "3",
-        "--threads",
-        "2",
-        "--format",
-        "json",
-    ]);
+        &[
+            "--proposer",
+            &cmd,
+            "--budget",
+            "3",
+            "--threads",
+            "2",
+            "--format",
+            "json",
+        ],
+    );
     let took = start.elapsed();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(json_of(&out)["summary"]["stopped"], "budget");
@@ -434,21 +409,19 @@ fn a_proposer_stream_is_bounded_and_every_line_is_counted() {
     // is answered or counted as unanswered.
     let log = tmp.path("flood.log");
     let cmd = format!("python3 {UNRULY} --flood 3000 --log {log}");
-    let out = ndvm(&[
-        "search",
-        "--data",
+    let out = search(
         &data,
-        "--target",
-        "y",
-        "--proposer",
-        &cmd,
-        "--budget",
-        "3",
-        "--proposer-queue",
-        "64",
-        "--format",
-        "json",
-    ]);
+        &[
+            "--proposer",
+            &cmd,
+            "--budget",
+            "3",
+            "--proposer-queue",
+            "64",
+            "--format",
+            "json",
+        ],
+    );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let p = &json_of(&out)["summary"]["proposer"];
     let (lines, answered, unanswered) = (
@@ -503,12 +476,7 @@ fn messages_say_what_is_wrong_and_where() {
     let out = ndvm(&["run", &p]);
     assert!(stderr(&out).contains("must be below"), "{}", stderr(&out));
     let data = tmp.file("sine.csv", &sine_csv());
-    let search = |extra: &[&str]| {
-        let mut a = vec!["search", "--data", &data, "--target", "y"];
-        a.extend(extra);
-        ndvm(&a)
-    };
-    let out = search(&["--budget", "1e12"]);
+    let out = search(&data, &["--budget", "1e12"]);
     assert!(stderr(&out).contains("at most 1e9"), "{}", stderr(&out));
     for (flag, v) in [
         ("--islands", "0"),
@@ -516,13 +484,12 @@ fn messages_say_what_is_wrong_and_where() {
         ("--max-memory-mb", "0"),
         ("--restarts", "0"),
     ] {
-        let out = search(&[flag, v]);
-        fails(&out, 2, flag);
+        fails(&search(&data, &[flag, v]), 2, flag);
     }
     let bytes = b"x,y\n1,2\n2,\xff\n";
     let path = tmp.path("latin1.csv");
     std::fs::write(&path, bytes).unwrap();
-    let out = ndvm(&["search", "--data", &path, "--target", "y"]);
+    let out = search(&path, &[]);
     assert!(
         stderr(&out).contains("latin1.csv:3:3: the file is not UTF-8"),
         "{}",

@@ -371,9 +371,17 @@ impl<R: Real> Engine<R> {
             let (result, used) = match replayed.take() {
                 Some((v, used)) => (Ok(v), used),
                 None => {
-                    let cancel = self.cancel.clone();
-                    let limits = (options.limits, cancel.as_deref());
-                    let r = self.walk(program, bindings, inputs, &group, limits, taping, trace);
+                    let (limits, cancel) = (options.limits, self.cancel.clone());
+                    let r = self.walk(
+                        program,
+                        bindings,
+                        inputs,
+                        &group,
+                        limits,
+                        cancel.as_deref(),
+                        taping,
+                        trace,
+                    );
                     if trace {
                         walked = r.0.as_ref().ok().map(|&v| (v, r.1));
                         trace = false;
@@ -456,7 +464,8 @@ impl<R: Real> Engine<R> {
         bindings: &Bindings,
         inputs: &[Input],
         group: &[usize],
-        (limits, cancel): (Limits, Option<&std::sync::atomic::AtomicBool>),
+        limits: Limits,
+        cancel: Option<&std::sync::atomic::AtomicBool>,
         taping: bool,
         trace: bool,
     ) -> (std::result::Result<Value, Box<Fault>>, u64) {

@@ -134,33 +134,34 @@ pub struct SearchArgs {
     pub given: Vec<String>,
 }
 
-/// The flags that set what a checkpoint keeps: given with `--resume`, they are refused.
-const SETTINGS: &[(&str, &str)] = &[
-    ("ops", "--ops"),
-    ("max_complexity", "--max-complexity"),
-    ("seed", "--seed"),
-    ("fit", "--fit"),
-    ("iterations", "--iterations"),
-    ("restarts", "--restarts"),
-    ("fit_rows", "--fit-rows"),
-    ("islands", "--islands"),
-    ("population", "--population"),
-    ("parsimony", "--parsimony"),
-    ("iterate", "--iterate"),
-    ("no_share", "--no-share"),
-    ("max_steps", "--max-steps"),
-    ("set", "--set"),
-    ("max_memory_mb", "--max-memory-mb"),
-    ("seed_programs", "--seed-programs"),
+/// The arguments that set what a checkpoint keeps (each the flag `--` with dashes for the
+/// underscores): given with `--resume`, they are refused.
+const SETTINGS: &[&str] = &[
+    "ops",
+    "max_complexity",
+    "seed",
+    "fit",
+    "iterations",
+    "restarts",
+    "fit_rows",
+    "islands",
+    "population",
+    "parsimony",
+    "iterate",
+    "no_share",
+    "max_steps",
+    "set",
+    "max_memory_mb",
+    "seed_programs",
 ];
 
 /// With `--resume`, the settings flags given (an error naming them), since the search goes on
 /// with the checkpoint's settings.
 fn refuse_settings(args: &SearchArgs) -> Result<(), String> {
-    let given: Vec<&str> = SETTINGS
+    let given: Vec<String> = SETTINGS
         .iter()
-        .filter(|(id, _)| args.given.iter().any(|g| g == id))
-        .map(|(_, flag)| *flag)
+        .filter(|id| args.given.iter().any(|g| g == *id))
+        .map(|id| format!("--{}", id.replace('_', "-")))
         .collect();
     if args.resume.is_some() && !given.is_empty() {
         return Err(format!(

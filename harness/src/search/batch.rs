@@ -473,10 +473,10 @@ fn resolve(
 
 /// A hash of a program text and its starting values, the same on every machine and build.
 fn content_hash(src: &str, init: &[f64]) -> u64 {
-    let mut h = super::dataset::Fnv::default();
+    let mut h = super::fnv::Fnv::default();
     h.text(src);
     for &x in init {
         h.number(x);
     }
-    h.0
+    h.0 as u64
 }

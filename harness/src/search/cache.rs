@@ -4,6 +4,7 @@
 //! and its fit's few numbers; the decodes, a few kilobytes each, are kept for the last
 //! [`DECODES`] skeletons only: a search of hours holds steady memory.
 
+use super::fnv::Fnv;
 use runtime_cpu::Program;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -12,15 +13,12 @@ use std::collections::HashMap;
 /// fitted on its decode.
 pub const DECODES: usize = 2048;
 
-/// A skeleton's key: the 128-bit FNV-1a hash of its text, the same on every machine and build
-/// (two texts of a search share one with a chance of about 1e-29).
+/// A skeleton's key: the [`Fnv`] hash of its text (two texts of a search share one with a
+/// chance of about 1e-29).
 pub fn key(src: &str) -> u128 {
-    let mut h: u128 = 0x6c62_272e_07bb_0142_62b8_2175_6295_c58d;
-    for &b in src.as_bytes() {
-        h ^= u128::from(b);
-        h = h.wrapping_mul(0x0000_0000_0100_0000_0000_0000_0000_013b);
-    }
-    h
+    let mut h = Fnv::default();
+    h.bytes(src.as_bytes());
+    h.0
 }
 
 /// What the cache knows of one skeleton.

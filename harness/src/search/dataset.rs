@@ -3,6 +3,7 @@
 //! column to bind as lanes); the target is one column. Every problem with the data is an error
 //! that names the file, the line and the column.
 
+use super::fnv::Fnv;
 use ndarray::{Array1, Array2, ShapeBuilder};
 use std::path::Path;
 
@@ -220,8 +221,8 @@ pub struct Data {
 }
 
 impl Data {
-    /// A fingerprint of the names, the training rows and every test set (FNV-1a over their
-    /// names and the bits of their numbers), as 16 hexadecimal digits: a checkpoint keeps it
+    /// A fingerprint of the names, the training rows and every test set ([`Fnv`] over their
+    /// names and the bits of their numbers), as 32 hexadecimal digits: a checkpoint keeps it
     /// so that a search is never resumed on other data.
     pub fn fingerprint(&self) -> String {
         let mut h = Fnv::default();
@@ -245,38 +246,7 @@ impl Data {
             h.text(&t.name);
             set(&mut h, &t.data);
         }
-        format!("{:016x}", h.0)
-    }
-}
-
-/// The 64-bit FNV-1a hash: the same on every machine and build.
-#[derive(Clone, Copy, Debug)]
-pub struct Fnv(pub u64);
-
-impl Default for Fnv {
-    fn default() -> Self {
-        Fnv(0xcbf2_9ce4_8422_2325)
-    }
-}
-
-impl Fnv {
-    /// Hashes bytes in.
-    pub fn bytes(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 ^= u64::from(b);
-            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
-        }
-    }
-
-    /// Hashes a text in, ended so that `"ab","c"` and `"a","bc"` differ.
-    pub fn text(&mut self, s: &str) {
-        self.bytes(s.as_bytes());
-        self.bytes(&[0xff]);
-    }
-
-    /// Hashes a number's bits in.
-    pub fn number(&mut self, x: f64) {
-        self.bytes(&x.to_bits().to_le_bytes());
+        format!("{:032x}", h.0)
     }
 }
 

@@ -26,6 +26,7 @@
 //! | `batch.rs` | one generation: every island's batch, planned, fitted and taken in |
 //! | `shard.rs` | one island's state: population, hall of fame, cache, counters |
 //! | `feed.rs` | the outside proposer as the loop sees it: its lines and their answers |
+//! | `fnv.rs` | FNV-1a over 128 bits: data fingerprints, cache keys, seeds drawn from content |
 //! | `finish.rs` | test scores, the final pruning and refit of the front |
 //! | `proposer.rs` | the outside proposer's process and its JSON-lines protocol |
 //! | `prune.rs` | a front member's top-level terms, one at a time left out |
@@ -41,6 +42,7 @@ pub mod engine;
 pub mod expr;
 pub mod feed;
 mod finish;
+pub mod fnv;
 pub mod front;
 pub mod generate;
 pub mod mutate;

@@ -90,13 +90,13 @@ impl<R: Real> Machine<'_, R> {
         })
     }
 
-    /// Charges the step budget for an op whose result is `out`, at `per` steps an element
+    /// Charges the step budget for an elementwise op whose result is `out`, a step an element
     /// beyond the one its node's visit paid: a tensor op costs what it computes.
     #[inline(always)]
-    pub(crate) fn charge_elements(&mut self, out: Slot, per: u64, node: NodeId) -> EResult<()> {
+    pub(crate) fn charge_elements(&mut self, out: Slot, node: NodeId) -> EResult<()> {
         let n = self.s.pay.info(out).shape().len() as u64;
-        if n > 1 || per > 1 {
-            self.charge((n * per).saturating_sub(1), node)?;
+        if n > 1 {
+            self.charge(n - 1, node)?;
         }
         Ok(())
     }
@@ -138,7 +138,7 @@ impl<R: Real> Machine<'_, R> {
         };
         match self.numbers().unary(op, a) {
             Ok(out) => {
-                self.charge_elements(out, 1, node)?;
+                self.charge_elements(out, node)?;
                 Ok(Value::Num(out))
             }
             Err(e) => Err(self.op_error(op.name(), e, node)),
@@ -159,7 +159,7 @@ impl<R: Real> Machine<'_, R> {
         };
         match self.numbers().binary(op, a, b) {
             Ok(out) => {
-                self.charge_elements(out, 1, node)?;
+                self.charge_elements(out, node)?;
                 Ok(Value::Num(out))
             }
             Err(e) => Err(self.op_error(op.name(), e, node)),
