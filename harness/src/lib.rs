@@ -14,6 +14,7 @@
 //! | `cosearch` | co-search replay of a candidate stream with the paper's protocol |
 //! | `rng` | a small seeded generator for reproducible draws |
 //! | `search` | `ndvm search`: programs and constants discovered from data |
+//! | `ode` | `ndvm search --time`: systems of ODEs discovered from trajectories |
 //! | `export` | `ndvm export`: a program as NumPy, JAX, PyTorch or sympy code, or LaTeX |
 #![forbid(unsafe_code)]
 
@@ -27,6 +28,7 @@ pub mod device;
 pub mod examples;
 pub mod export;
 pub mod handwritten;
+pub mod ode;
 pub mod rng;
 pub mod search;
 pub use runtime_cpu::schedule;

@@ -7,6 +7,7 @@ pub mod devices;
 pub mod export;
 pub mod fuzz;
 pub mod inputs;
+pub mod ode;
 pub mod output;
 pub mod report;
 pub mod run;

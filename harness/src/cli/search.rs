@@ -32,13 +32,35 @@ pub struct SearchArgs {
     /// `split` column of `train`/`holdout` holds rows out as the test set `holdout`).
     #[arg(long, value_name = "TRAIN.csv")]
     pub data: PathBuf,
-    /// The column to model.
+    /// The column to model; with --time, the states (`x,y,...`).
     #[arg(long, value_name = "COL")]
     pub target: String,
+    /// ODE discovery: the time column; the --target columns are then the states of a system
+    /// `d state / dt = f(states, inputs, t)` observed at these times (docs/ode.md).
+    #[arg(long, value_name = "COL")]
+    pub time: Option<String>,
+    /// With --time: the column naming each row's trajectory (one trajectory when absent).
+    #[arg(long, value_name = "COL", requires = "time")]
+    pub trajectory: Option<String>,
+    /// With --time: right-hand sides that do not read the time.
+    #[arg(long, requires = "time")]
+    pub autonomous: bool,
+    /// With --time: observations per shooting segment of the fit.
+    #[arg(long, value_name = "N", default_value_t = 8, requires = "time")]
+    pub segment: usize,
+    /// With --time: the largest Runge-Kutta step (default: the median gap between
+    /// observations).
+    #[arg(long, value_name = "H", requires = "time")]
+    pub max_step: Option<f64>,
+    /// With --time: keep each training trajectory's initial state at its first row instead of
+    /// fitting it.
+    #[arg(long, requires = "time")]
+    pub fixed_initial: bool,
     /// A held-out set, reported by name (several allowed).
     #[arg(long = "test", value_name = "NAME=FILE.csv")]
     pub tests: Vec<String>,
-    /// The input columns (default: every column but the target).
+    /// The input columns (default: every column but the target; with --time: measured
+    /// input signals, none by default).
     #[arg(long, value_name = "a,b,...", value_delimiter = ',')]
     pub inputs: Option<Vec<String>>,
     /// The operators programs are built from.
@@ -185,7 +207,7 @@ pub fn main(args: SearchArgs) -> ExitCode {
     }
 }
 
-fn options(args: &SearchArgs) -> Result<Options, String> {
+pub(super) fn options(args: &SearchArgs) -> Result<Options, String> {
     let d = Options::default();
     let mut o = Options {
         ops: args.ops.split(',').map(|s| s.trim().to_string()).collect(),
@@ -216,7 +238,7 @@ fn options(args: &SearchArgs) -> Result<Options, String> {
     Ok(o)
 }
 
-fn tests(args: &SearchArgs) -> Result<Vec<(String, PathBuf)>, String> {
+pub(super) fn tests(args: &SearchArgs) -> Result<Vec<(String, PathBuf)>, String> {
     args.tests
         .iter()
         .map(|t| match t.split_once('=') {
@@ -289,6 +311,9 @@ fn check_flags(args: &SearchArgs) -> Result<(), String> {
 
 fn run(args: &SearchArgs) -> Result<ExitCode, String> {
     check_flags(args)?;
+    if args.time.is_some() {
+        return super::ode::run(args);
+    }
     refuse_settings(args)?;
     let cols = Columns {
         target: args.target.clone(),

@@ -27,6 +27,8 @@ pub struct Csv {
     pub lines: Vec<usize>,
     /// Each row's `split` word, when the file has that column.
     pub split: Option<Vec<String>>,
+    /// Columns kept as words ([`Csv::parse_keeping`]): name and one word per row.
+    pub words: Vec<(String, Vec<String>)>,
 }
 
 impl Csv {
@@ -40,6 +42,20 @@ impl Csv {
 
     /// Parses CSV text with a header; `file` names it in messages.
     pub fn parse(text: &str, file: &str) -> Result<Csv, String> {
+        Csv::parse_keeping(text, file, &[])
+    }
+
+    /// A column kept as words, by name.
+    pub fn kept(&self, name: &str) -> Option<&[String]> {
+        self.words
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, w)| w.as_slice())
+    }
+
+    /// Parses CSV text with a header, keeping the columns named in `words` as words (labels
+    /// such as a trajectory's name) rather than numbers.
+    pub fn parse_keeping(text: &str, file: &str, words: &[&str]) -> Result<Csv, String> {
         let mut reader = csv::ReaderBuilder::new()
             .trim(csv::Trim::All)
             .flexible(true)
@@ -64,11 +80,16 @@ impl Csv {
             }
         }
         let split_col = header.iter().position(|h| h == "split");
+        let is_word = |i: usize| words.contains(&header[i].as_str());
         let names: Vec<String> = header
             .iter()
             .enumerate()
-            .filter(|&(i, _)| Some(i) != split_col)
+            .filter(|&(i, _)| Some(i) != split_col && !is_word(i))
             .map(|(_, h)| h.clone())
+            .collect();
+        let mut kept: Vec<(String, Vec<String>)> = (0..header.len())
+            .filter(|&i| is_word(i))
+            .map(|i| (header[i].clone(), Vec::new()))
             .collect();
         let mut columns = vec![Vec::new(); names.len()];
         let mut split = split_col.map(|_| Vec::new());
@@ -96,6 +117,12 @@ impl Csv {
                     }
                     continue;
                 }
+                if is_word(i) {
+                    if let Some((_, w)) = kept.iter_mut().find(|(n, _)| *n == header[i]) {
+                        w.push(cell.to_string());
+                    }
+                    continue;
+                }
                 if cell.is_empty() {
                     return Err(format!("{file}:{line}: column `{}` is empty", header[i]));
                 }
@@ -116,6 +143,7 @@ impl Csv {
             columns,
             lines,
             split,
+            words: kept,
         })
     }
 

@@ -154,11 +154,32 @@ fn src(e: &Expr, names: &Names, k: &mut usize, out: &mut String) {
 
 /// Ordinary infix math (Python and sympy syntax) with the constants' values.
 pub fn infix(g: &Genome, names: &Names) -> String {
+    infix_in(g, names, number)
+}
+
+/// [`infix`] with every constant's value in full (the shortest text that reads back as the
+/// same `f64`), for code that must reproduce the program's numbers.
+pub fn infix_exact(g: &Genome, names: &Names) -> String {
+    infix_in(g, names, |x| {
+        if x.is_finite() {
+            format!("{x:?}")
+        } else {
+            format!("{x}")
+        }
+    })
+}
+
+fn infix_in(g: &Genome, names: &Names, num: fn(f64) -> String) -> String {
     let mut out = String::new();
     for (j, v) in g.lets.iter().enumerate() {
-        let _ = write!(out, "{}{j} = {}; ", names.shared, infix_expr(v, names).0);
+        let _ = write!(
+            out,
+            "{}{j} = {}; ",
+            names.shared,
+            infix_expr(v, names, num).0
+        );
     }
-    out.push_str(&infix_expr(&g.body, names).0);
+    out.push_str(&infix_expr(&g.body, names, num).0);
     out
 }
 
@@ -166,11 +187,11 @@ pub fn infix(g: &Genome, names: &Names) -> String {
 /// 3 unary minus, 4 `**`, 5 an atom or a call.
 type Infix = (String, u8);
 
-fn infix_expr(e: &Expr, names: &Names) -> Infix {
+fn infix_expr(e: &Expr, names: &Names, num: fn(f64) -> String) -> Infix {
     let wrap = |(s, p): Infix, min: u8| if p < min { format!("({s})") } else { s };
     match e {
         Expr::Const(c) => {
-            let s = number(*c);
+            let s = num(*c);
             let p = if s.starts_with('-') { 3 } else { 5 };
             (s, p)
         }
@@ -178,7 +199,7 @@ fn infix_expr(e: &Expr, names: &Names) -> Infix {
         Expr::State => (names.state.clone(), 5),
         Expr::Shared(j) => (format!("{}{j}", names.shared), 5),
         Expr::Unary(op, a) => {
-            let a = infix_expr(a, names);
+            let a = infix_expr(a, names, num);
             match op {
                 Op::Square => (format!("{}**2", wrap(a, 5)), 4),
                 Op::Cube => (format!("{}**3", wrap(a, 5)), 4),
@@ -192,12 +213,12 @@ fn infix_expr(e: &Expr, names: &Names) -> Infix {
                 if *c < 0.0 {
                     let sign = if *op == Op::Add { "-" } else { "+" };
                     return (
-                        format!("{} {sign} {}", infix_expr(a, names).0, number(-c)),
+                        format!("{} {sign} {}", infix_expr(a, names, num).0, num(-c)),
                         1,
                     );
                 }
             }
-            let (a, b) = (infix_expr(a, names), infix_expr(b, names));
+            let (a, b) = (infix_expr(a, names, num), infix_expr(b, names, num));
             // A right operand led by a minus sign is always put in parentheses.
             let right = |b: Infix, min: u8| {
                 if b.1 == 3 {
@@ -224,8 +245,8 @@ fn infix_expr(e: &Expr, names: &Names) -> Infix {
             (
                 format!(
                     "iterate({s} = {}; {s} -> {}; {count} times)",
-                    infix_expr(&it.init, names).0,
-                    infix_expr(&it.step, names).0
+                    infix_expr(&it.init, names, num).0,
+                    infix_expr(&it.step, names, num).0
                 ),
                 5,
             )

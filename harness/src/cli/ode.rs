@@ -1,0 +1,293 @@
+//! `ndvm search --time COL`: ODE discovery from trajectories (docs/ode.md).
+
+use super::search::SearchArgs;
+use crate::ode::data::{self, Columns, OdeData, Trajectory};
+use crate::ode::discover::{self, Fitted, Settings};
+use crate::ode::report::{self, Row};
+use crate::ode::shoot::FitOptions;
+use crate::ode::simulate::{score, simulate, Score};
+use crate::schedule;
+use crate::search::options::Iterate;
+use indicatif::{ProgressBar, ProgressStyle};
+use runtime_cpu::Session;
+use serde_json::json;
+use std::io::{IsTerminal, Write};
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// The flags of `ndvm search` that ODE discovery does not take yet.
+fn refuse(args: &SearchArgs) -> Result<(), String> {
+    let mut bad = Vec::new();
+    if args.resume.is_some() {
+        bad.push("--resume");
+    }
+    if args.proposer.is_some() {
+        bad.push("--proposer");
+    }
+    if args.seed_programs.is_some() {
+        bad.push("--seed-programs");
+    }
+    if bad.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{} cannot be used with --time yet (ODE discovery runs its own two stages; \
+             docs/ode.md)",
+            bad.join(", ")
+        ))
+    }
+}
+
+/// Runs ODE discovery.
+pub fn run(args: &SearchArgs) -> Result<ExitCode, String> {
+    refuse(args)?;
+    let cols = Columns {
+        time: args.time.clone().unwrap_or_default(),
+        states: args
+            .target
+            .split(',')
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+            .collect(),
+        trajectory: args.trajectory.clone(),
+        inputs: args.inputs.clone().unwrap_or_default(),
+    };
+    if !(args.max_step.is_none_or(|h| h.is_finite() && h > 0.0)) {
+        return Err("--max-step: expected a number above 0".into());
+    }
+    if args.segment < 2 {
+        return Err(format!(
+            "--segment {}: expected at least 2 observations",
+            args.segment
+        ));
+    }
+    let data = data::read_all(&args.data, &super::search::tests(args)?, &cols)?;
+    let threads = args.threads.unwrap_or_else(schedule::cores).max(1);
+    let mut search = super::search::options(args)?;
+    search.iterate = Iterate::Off;
+    search.share = false;
+    let settings = Settings {
+        search,
+        fit: FitOptions {
+            segment: args.segment,
+            max_step: args.max_step.unwrap_or(f64::INFINITY),
+            limits: crate::search::candidate::FitSettings {
+                max_steps: args.max_steps.max(1) * 100,
+                ..super::search::options(args)?.fit
+            }
+            .limits(),
+            fit_initial: !args.fixed_initial,
+            ..FitOptions::default()
+        },
+        autonomous: args.autonomous,
+        threads,
+        max_evals: args.max_evals.map(|n| n.div_ceil(cols.states.len() as u64)),
+        max_systems: if args.max_evals.is_some() {
+            200
+        } else {
+            usize::MAX
+        },
+        rounds: if args.max_evals.is_some() { 4 } else { 50 },
+    };
+    let started = Instant::now();
+    let budget = match (args.budget, args.max_evals) {
+        (Some(b), _) => Some(b),
+        (None, None) => Some(60.0),
+        (None, Some(_)) => None,
+    };
+    let deadline = budget.map(|b| started + Duration::from_secs_f64(b * 0.9));
+    let interrupt = Arc::new(AtomicBool::new(false));
+    super::stop_on_signals(&interrupt, &[]);
+    let bar = progress(budget);
+    let say = |m: &str| {
+        if let Some(b) = &bar {
+            b.set_message(m.to_string());
+        }
+    };
+    let outcome = discover::discover(&data, &settings, deadline, &interrupt, &say)?;
+    say("scoring the front");
+    let mut session = Session::<f64>::new();
+    let max_step = outcome.max_step;
+    let limits = settings.fit.limits;
+    let mut rows: Vec<Row> = Vec::new();
+    for f in &outcome.front {
+        let tests = data
+            .tests
+            .iter()
+            .map(|(name, trajs)| {
+                let s = test_score(&mut session, f, trajs, max_step, limits);
+                (name.clone(), s)
+            })
+            .collect();
+        rows.push(Row::of(f.clone(), tests, &outcome.names));
+    }
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    let stopped = if interrupt.load(Ordering::Relaxed) {
+        "interrupted"
+    } else if budget.is_some() {
+        "budget"
+    } else {
+        "max-evals"
+    };
+    let c = &outcome.counters;
+    let summary = json!({
+        "mode": "ode",
+        "seconds": started.elapsed().as_secs_f64(),
+        "threads": threads,
+        "states": data.columns.states,
+        "time": data.columns.time,
+        "trajectories": data.train.len(),
+        "observations": data.train.iter().map(Trajectory::len).sum::<usize>(),
+        "proposals": c.proposals,
+        "systems_fitted": c.systems,
+        "systems_failed": c.failed,
+        "walks": c.walks,
+        "integrator": "rk4",
+        "max_step": max_step,
+        "segment": settings.fit.segment,
+        "smoothing_half_widths": outcome.widths,
+        "failures": outcome.failures,
+        "stopped": stopped,
+    });
+    let mut out = std::io::stdout().lock();
+    if args.format == "json" {
+        let front: Vec<_> = rows.iter().map(|r| report::member_json(&data, r)).collect();
+        let _ = writeln!(out, "{}", json!({"summary": summary, "front": front}));
+    } else {
+        let _ = writeln!(
+            out,
+            "{} right-hand sides proposed, {} systems fitted through the integrator ({} failed) \
+             in {:.1} s on {} thread(s); stopped by {stopped}",
+            c.proposals,
+            c.systems,
+            c.failed,
+            started.elapsed().as_secs_f64(),
+            threads
+        );
+        let _ = writeln!(
+            out,
+            "\nPareto front (complexity against the integrated trajectories' MSE, {} \
+             trajectories, {} observations):",
+            data.train.len(),
+            data.train.iter().map(Trajectory::len).sum::<usize>()
+        );
+        let _ = write!(out, "{}", report::table(&data, &rows));
+    }
+    let _ = out.flush();
+    drop(out);
+    if let Some(dir) = &args.out {
+        if let Err(e) = write_outputs(dir, &data, &rows, &mut session, max_step, limits) {
+            eprintln!("error: {e} (the front above is the search's result)");
+            return Ok(ExitCode::from(3));
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A test set's score: each trajectory integrated from its first row.
+fn test_score(
+    session: &mut Session<f64>,
+    f: &Fitted,
+    trajs: &[Trajectory],
+    max_step: f64,
+    limits: runtime_cpu::Limits,
+) -> Result<Score, String> {
+    let starts: Vec<Vec<f64>> = trajs.iter().map(|t| t.state(0)).collect();
+    let paths = simulate(
+        session, &f.system, &f.params, trajs, &starts, max_step, limits,
+    )?;
+    Ok(score(&paths, trajs))
+}
+
+fn write_outputs(
+    dir: &Path,
+    data: &OdeData,
+    rows: &[Row],
+    session: &mut Session<f64>,
+    max_step: f64,
+    limits: runtime_cpu::Limits,
+) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let write = |name: &str, text: String| {
+        let p = dir.join(name);
+        std::fs::write(&p, text).map_err(|e| format!("cannot write {}: {e}", p.display()))
+    };
+    let mut jsonl = String::new();
+    for r in rows {
+        jsonl.push_str(&report::member_json(data, r).to_string());
+        jsonl.push('\n');
+    }
+    write("front.jsonl", jsonl)?;
+    // The plots show the front's most accurate member.
+    let Some(best) = rows.last() else {
+        return Ok(());
+    };
+    let f = &best.fitted;
+    let states = &data.columns.states;
+    let safe = |s: &str| -> String {
+        s.chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect()
+    };
+    let train = simulate(
+        session,
+        &f.system,
+        &f.params,
+        &data.train,
+        &f.initial,
+        max_step,
+        limits,
+    );
+    if let Ok(paths) = train {
+        for (tr, p) in data.train.iter().zip(&paths) {
+            let title = format!(
+                "training trajectory {} (complexity {})",
+                tr.name, f.complexity
+            );
+            write(
+                &format!("train_{}.svg", safe(&tr.name)),
+                report::trajectory_svg(&title, states, tr, p),
+            )?;
+        }
+    }
+    for (name, trajs) in &data.tests {
+        let starts: Vec<Vec<f64>> = trajs.iter().map(|t| t.state(0)).collect();
+        if let Ok(paths) = simulate(
+            session, &f.system, &f.params, trajs, &starts, max_step, limits,
+        ) {
+            for (tr, p) in trajs.iter().zip(&paths) {
+                let title = format!("test {name}, trajectory {} (from its first row)", tr.name);
+                write(
+                    &format!("test_{}_{}.svg", safe(name), safe(&tr.name)),
+                    report::trajectory_svg(&title, states, tr, p),
+                )?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn progress(budget: Option<f64>) -> Option<ProgressBar> {
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = ProgressBar::new_spinner();
+    let template = match budget {
+        Some(b) => format!("{{elapsed_precise}} / {b:.0} s  {{msg}}"),
+        None => "{elapsed_precise}  {msg}".to_string(),
+    };
+    bar.set_style(ProgressStyle::with_template(&template).expect("a valid template"));
+    bar.enable_steady_tick(Duration::from_millis(250));
+    Some(bar)
+}

@@ -1,0 +1,495 @@
+//! The ODE search: right-hand sides proposed state by state, then assembled into systems that
+//! are fitted and scored by integration.
+//!
+//! 1. **Proposal.** Each trajectory is smoothed ([`super::smooth`]); for each state, the
+//!    search's engine (its islands, operators, simplification and hall of fame) regresses the
+//!    smoothed slope on the smoothed states, time and inputs. Its Pareto front is that
+//!    state's pool of right-hand sides.
+//! 2. **Systems.** A system takes one right-hand side from each state's pool. Starting from
+//!    the most accurate choice and from the choice of best score, every system one swap away
+//!    is fitted through the integrator ([`super::shoot`]: constants and initial states by
+//!    Levenberg-Marquardt on the integrated trajectories), and the search moves to the best
+//!    system found, until no swap improves it or the time is spent.
+//!
+//! Every system on the front is fitted and scored by integration; the slopes only propose.
+
+use super::data::{OdeData, Trajectory};
+use super::program::System;
+use super::shoot::{FitOptions, Shooting};
+use super::simulate::{score, simulate, Score};
+use super::smooth::{smooth, Smoothed};
+use crate::search::dataset::{Data, Dataset};
+use crate::search::emit::{self, Names};
+use crate::search::engine::{Engine, Stop};
+use crate::search::expr::Genome;
+use crate::search::feed::NoFeed;
+use crate::search::options::Options;
+use ndarray::{Array1, Array2, ShapeBuilder};
+use runtime_cpu::Session;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+/// The settings of an ODE search.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    /// The first stage's search settings (per state).
+    pub search: Options,
+    /// How systems are fitted.
+    pub fit: FitOptions,
+    /// Leave time out of the right-hand sides.
+    pub autonomous: bool,
+    /// Worker threads.
+    pub threads: usize,
+    /// Candidates of the first stage per state (with `--max-evals`).
+    pub max_evals: Option<u64>,
+    /// Systems fitted at most in the second stage.
+    pub max_systems: usize,
+    /// Rounds of swaps at most.
+    pub rounds: usize,
+}
+
+/// One state's right-hand side in a system.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Equation {
+    /// The expression, with its constants at their fitted values.
+    pub genome: Genome,
+    /// Its node count.
+    pub complexity: usize,
+}
+
+/// A fitted system.
+#[derive(Clone, Debug)]
+pub struct Fitted {
+    /// The right-hand sides, one per state.
+    pub equations: Vec<Equation>,
+    /// The system as the integrator reads it.
+    pub system: System,
+    /// The fitted constants (in `system.params` order).
+    pub params: Vec<f64>,
+    /// Each training trajectory's fitted initial state.
+    pub initial: Vec<Vec<f64>>,
+    /// The training trajectories integrated from `initial`, scored.
+    pub train: Score,
+    /// The sum of the equations' complexities.
+    pub complexity: usize,
+}
+
+/// Counts of the search's work.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Counters {
+    /// First-stage candidates (all states).
+    pub proposals: u64,
+    /// Systems fitted through the integrator.
+    pub systems: u64,
+    /// Systems whose fit failed (a state that blew up, a step budget).
+    pub failed: u64,
+    /// Walks of the integration programs.
+    pub walks: u64,
+}
+
+/// What the search found.
+pub struct Outcome {
+    /// The Pareto front: complexity against the integrated training MSE.
+    pub front: Vec<Fitted>,
+    /// The work done.
+    pub counters: Counters,
+    /// The first failures' reasons (a few).
+    pub failures: Vec<String>,
+    /// The names the equations are written with (states, time, inputs; parameters per state).
+    pub names: Vec<Names>,
+    /// The smoothing half-width chosen per trajectory and state.
+    pub widths: Vec<Vec<usize>>,
+    /// The largest Runge-Kutta step used.
+    pub max_step: f64,
+}
+
+/// The first stage's inputs, in order: the states, the time (unless autonomous), the inputs.
+pub fn stage_inputs(data: &OdeData, autonomous: bool) -> Vec<String> {
+    let c = &data.columns;
+    let mut v = c.states.clone();
+    if !autonomous {
+        v.push(c.time.clone());
+    }
+    v.extend(c.inputs.iter().cloned());
+    v
+}
+
+/// The regression data of state `i`'s slope.
+fn slope_data(data: &OdeData, smoothed: &[Smoothed], i: usize, autonomous: bool) -> Data {
+    let inputs = stage_inputs(data, autonomous);
+    let rows: usize = data.train.iter().map(Trajectory::len).sum();
+    let mut cols: Vec<Vec<f64>> = vec![Vec::with_capacity(rows); inputs.len()];
+    let mut y = Vec::with_capacity(rows);
+    for (tr, sm) in data.train.iter().zip(smoothed) {
+        for k in 0..tr.len() {
+            let mut j = 0;
+            for s in &sm.x {
+                cols[j].push(s[k]);
+                j += 1;
+            }
+            if !autonomous {
+                cols[j].push(tr.t[k]);
+                j += 1;
+            }
+            for u in &tr.u {
+                cols[j].push(u[k]);
+                j += 1;
+            }
+            y.push(sm.dx[i][k]);
+        }
+    }
+    let x = Array2::from_shape_fn((rows, inputs.len()).f(), |(r, j)| cols[j][r]);
+    Data {
+        inputs,
+        target: format!("d{}/dt", data.columns.states[i]),
+        train: Dataset {
+            x,
+            y: Array1::from(y),
+        },
+        tests: vec![],
+    }
+}
+
+/// The names of state `i`'s equation: its constants `{c}{i}_{k}`, none equal to an input.
+fn equation_names(inputs: &[String], i: usize) -> Names {
+    let mut n = Names::new(inputs);
+    let mut prefix = format!("{}{i}_", n.param);
+    while inputs.iter().any(|x| x.starts_with(&prefix)) {
+        prefix.insert(0, 'p');
+    }
+    n.param = prefix;
+    n
+}
+
+/// A system of `equations` as the integrator reads it.
+fn system_of(data: &OdeData, names: &[Names], equations: &[&Genome]) -> System {
+    let c = &data.columns;
+    let mut params = Vec::new();
+    let mut rhs = Vec::new();
+    for (g, n) in equations.iter().zip(names) {
+        rhs.push(emit::source(g, n));
+        params.extend((0..g.constants().len()).map(|k| n.param(k)));
+    }
+    System {
+        states: c.states.clone(),
+        inputs: c.inputs.clone(),
+        time: c.time.clone(),
+        rhs,
+        params,
+    }
+}
+
+/// The first stage for state `i`: the engine's front on the slopes.
+fn propose(
+    data: &OdeData,
+    smoothed: &[Smoothed],
+    i: usize,
+    settings: &Settings,
+    deadline: Option<Instant>,
+    interrupt: &Arc<AtomicBool>,
+) -> Result<(Vec<(Genome, f64)>, u64), String> {
+    let d = slope_data(data, smoothed, i, settings.autonomous);
+    if d.train.target_variance() <= 0.0 {
+        // A state that does not change: its right-hand side is a constant (zero).
+        return Ok((
+            vec![(Genome::of(crate::search::expr::Expr::Const(0.0)), 0.0)],
+            0,
+        ));
+    }
+    let mut options = settings.search.clone();
+    options.seed = settings.search.seed.wrapping_add(i as u64);
+    let mut engine = Engine::new(options, d, settings.threads, vec![])?;
+    let stop = Stop {
+        max_evals: settings.max_evals,
+        deadline,
+        interrupt: Arc::clone(interrupt),
+        proposer_only: false,
+    };
+    engine.run(&mut NoFeed, &stop, &mut |_| {});
+    engine.polish(deadline, interrupt);
+    let pool = engine
+        .hall
+        .front()
+        .into_iter()
+        .filter_map(|m| m.genome.clone().map(|g| (g, m.loss)))
+        .collect();
+    Ok((pool, engine.counters.evaluations))
+}
+
+/// The index of the member of best score among `pool` (by complexity): the largest drop of
+/// log loss per added node, among members with a loss within 1.5 times the lowest.
+fn best_score(pool: &[(Genome, f64)]) -> usize {
+    let lowest = pool.iter().map(|p| p.1).fold(f64::INFINITY, f64::min);
+    let mut best = (f64::NEG_INFINITY, pool.len().saturating_sub(1));
+    for j in 0..pool.len() {
+        if pool[j].1 > 1.5 * lowest.max(1e-300) {
+            continue;
+        }
+        let s = if j == 0 {
+            0.0
+        } else {
+            let dc = pool[j].0.size() as f64 - pool[j - 1].0.size() as f64;
+            -(pool[j].1.max(1e-300).ln() - pool[j - 1].1.max(1e-300).ln()) / dc.max(1.0)
+        };
+        if s > best.0 {
+            best = (s, j);
+        }
+    }
+    best.1
+}
+
+/// Runs the ODE search on `data` until `deadline` (the first stage takes half of the time).
+pub fn discover(
+    data: &OdeData,
+    settings: &Settings,
+    deadline: Option<Instant>,
+    interrupt: &Arc<AtomicBool>,
+    progress: &dyn Fn(&str),
+) -> Result<Outcome, String> {
+    let started = Instant::now();
+    let smoothed: Vec<Smoothed> = data.train.iter().map(smooth).collect();
+    let d = data.columns.states.len();
+    let inputs = stage_inputs(data, settings.autonomous);
+    let names: Vec<Names> = (0..d).map(|i| equation_names(&inputs, i)).collect();
+    let mut counters = Counters::default();
+    let mut pools = Vec::new();
+    for i in 0..d {
+        progress(&format!(
+            "proposing right-hand sides for d{}/dt",
+            data.columns.states[i]
+        ));
+        let until = deadline.map(|end| {
+            let share = end
+                .saturating_duration_since(started)
+                .mul_f64(0.5 / d as f64);
+            started + share * (i as u32 + 1)
+        });
+        let (pool, evals) = propose(data, &smoothed, i, settings, until, interrupt)?;
+        counters.proposals += evals;
+        if pool.is_empty() {
+            return Err(format!(
+                "no right-hand side was found for d{}/dt",
+                data.columns.states[i]
+            ));
+        }
+        pools.push(pool);
+    }
+    let fit = FitOptions {
+        max_step: if settings.fit.max_step.is_finite() {
+            settings.fit.max_step
+        } else {
+            super::grid::median_gap(&data.train)
+        },
+        ..settings.fit.clone()
+    };
+    // Where each segment starts: the smoothed states.
+    let systems = Systems {
+        data,
+        names: &names,
+        pools: &pools,
+        smoothed: &smoothed,
+        fit: &fit,
+    };
+    let mut fitted: BTreeMap<Vec<usize>, Option<Fitted>> = BTreeMap::new();
+    let mut failures = Vec::new();
+    let accurate: Vec<usize> = pools
+        .iter()
+        .map(|p| {
+            (0..p.len())
+                .min_by(|&a, &b| p[a].1.total_cmp(&p[b].1))
+                .unwrap_or(0)
+        })
+        .collect();
+    let scored: Vec<usize> = pools.iter().map(|p| best_score(p)).collect();
+    let longest = pools.iter().map(Vec::len).max().unwrap_or(1);
+    let mut queue: Vec<Vec<usize>> = vec![accurate.clone(), scored.clone()];
+    queue.extend((0..longest).map(|r| pools.iter().map(|p| r.min(p.len() - 1)).collect()));
+    queue.extend(neighbours(&accurate, &pools));
+    queue.extend(neighbours(&scored, &pools));
+    let mut expanded: BTreeSet<Vec<usize>> = [accurate, scored].into_iter().collect();
+    let late =
+        || interrupt.load(Ordering::Relaxed) || deadline.is_some_and(|end| Instant::now() >= end);
+    for round in 0..settings.rounds.max(1) {
+        queue.retain(|c| !fitted.contains_key(c));
+        queue.dedup();
+        let room = settings.max_systems.saturating_sub(fitted.len());
+        queue.truncate(room);
+        if queue.is_empty() || late() {
+            break;
+        }
+        progress(&format!(
+            "fitting {} systems through the integrator (round {})",
+            queue.len(),
+            round + 1
+        ));
+        let results = systems.fit_all(&queue, settings.threads, &late);
+        for (choice, r) in queue.drain(..).zip(results) {
+            counters.systems += 1;
+            match r {
+                Some(Ok((f, walks))) => {
+                    counters.walks += walks as u64;
+                    fitted.insert(choice, Some(f));
+                }
+                Some(Err(e)) => {
+                    counters.failed += 1;
+                    if failures.len() < 5 {
+                        failures.push(e);
+                    }
+                    fitted.insert(choice, None);
+                }
+                None => counters.systems -= 1,
+            }
+        }
+        // Next: the swaps around the best system not yet expanded.
+        let next = fitted
+            .iter()
+            .filter(|(c, f)| f.is_some() && !expanded.contains(*c))
+            .min_by(|a, b| {
+                let la = a.1.as_ref().map_or(f64::INFINITY, |f| f.train.mse);
+                let lb = b.1.as_ref().map_or(f64::INFINITY, |f| f.train.mse);
+                la.total_cmp(&lb)
+            })
+            .map(|(c, _)| c.clone());
+        if let Some(c) = next {
+            queue.extend(neighbours(&c, &pools));
+            expanded.insert(c);
+        }
+    }
+    let mut best: BTreeMap<usize, Fitted> = BTreeMap::new();
+    for f in fitted.into_values().flatten() {
+        if !f.train.mse.is_finite() {
+            continue;
+        }
+        match best.get(&f.complexity) {
+            Some(b) if b.train.mse <= f.train.mse => {}
+            _ => {
+                best.insert(f.complexity, f);
+            }
+        }
+    }
+    let mut front: Vec<Fitted> = Vec::new();
+    for f in best.into_values() {
+        if front.last().is_none_or(|b| f.train.mse < b.train.mse) {
+            front.push(f);
+        }
+    }
+    Ok(Outcome {
+        front,
+        counters,
+        failures,
+        names,
+        widths: smoothed.iter().map(|s| s.width.clone()).collect(),
+        max_step: fit.max_step,
+    })
+}
+
+/// Every choice one swap away from `c`.
+fn neighbours(c: &[usize], pools: &[Vec<(Genome, f64)>]) -> Vec<Vec<usize>> {
+    let mut out = Vec::new();
+    for (i, p) in pools.iter().enumerate() {
+        for j in 0..p.len() {
+            if j != c[i] {
+                let mut n = c.to_vec();
+                n[i] = j;
+                out.push(n);
+            }
+        }
+    }
+    out
+}
+
+/// What the second stage fits systems from.
+struct Systems<'a> {
+    data: &'a OdeData,
+    names: &'a [Names],
+    pools: &'a [Vec<(Genome, f64)>],
+    smoothed: &'a [Smoothed],
+    fit: &'a FitOptions,
+}
+
+type SystemResult = Option<Result<(Fitted, usize), String>>;
+
+impl Systems<'_> {
+    /// Fits the systems of `choices` over `threads` workers, in order; `None` for one not
+    /// started before `late()`.
+    fn fit_all(
+        &self,
+        choices: &[Vec<usize>],
+        threads: usize,
+        late: &(dyn Fn() -> bool + Sync),
+    ) -> Vec<SystemResult> {
+        let next = AtomicUsize::new(0);
+        let out: Mutex<Vec<SystemResult>> = Mutex::new(vec![None; choices.len()]);
+        std::thread::scope(|scope| {
+            for _ in 0..threads.clamp(1, choices.len().max(1)) {
+                scope.spawn(|| {
+                    let mut session = Session::<f64>::new();
+                    loop {
+                        let j = next.fetch_add(1, Ordering::Relaxed);
+                        if j >= choices.len() || late() {
+                            break;
+                        }
+                        let r = self.fit_one(&mut session, &choices[j]);
+                        out.lock().expect("no worker panics")[j] = Some(r);
+                    }
+                });
+            }
+        });
+        out.into_inner().expect("no worker panics")
+    }
+
+    /// Fits the system that takes member `choice[i]` of state `i`'s pool.
+    fn fit_one(
+        &self,
+        session: &mut Session<f64>,
+        choice: &[usize],
+    ) -> Result<(Fitted, usize), String> {
+        let genomes: Vec<&Genome> = choice
+            .iter()
+            .enumerate()
+            .map(|(i, &j)| &self.pools[i][j].0)
+            .collect();
+        let system = system_of(self.data, self.names, &genomes);
+        let theta: Vec<f64> = genomes.iter().flat_map(|g| g.constants()).collect();
+        let shooting = Shooting::new(&system, &self.data.train, self.fit)?;
+        let starts = shooting.starts_from(self.smoothed);
+        let f = shooting.fit(session, &theta, Some(starts), self.fit)?;
+        let paths = simulate(
+            session,
+            &system,
+            &f.params,
+            &self.data.train,
+            &f.initial,
+            self.fit.max_step,
+            self.fit.limits,
+        )?;
+        let train = score(&paths, &self.data.train);
+        let mut values = f.params.iter().copied();
+        let equations = genomes
+            .iter()
+            .map(|g| {
+                let mut g = (*g).clone();
+                let n = g.constants().len();
+                let mine: Vec<f64> = values.by_ref().take(n).collect();
+                g.set_constants(&mine);
+                Equation {
+                    complexity: g.size(),
+                    genome: g,
+                }
+            })
+            .collect::<Vec<_>>();
+        Ok((
+            Fitted {
+                complexity: equations.iter().map(|e| e.complexity).sum(),
+                equations,
+                system,
+                params: f.params,
+                initial: f.initial,
+                train,
+            },
+            f.walks,
+        ))
+    }
+}

@@ -1,0 +1,191 @@
+//! A candidate system as programs of the object language that integrate it: a `loop` over
+//! time steps, each one step of the classical fourth-order Runge-Kutta scheme, with the
+//! right-hand sides written in line. The runtime walks the loop over many lanes at once (the
+//! segments of the trajectories, or the trajectories themselves) and its reverse tape gives
+//! the exact gradient of where a lane ends with respect to every constant and starting state.
+//!
+//! Every name the programs add starts with `%`, which no data column's name can hold, so a
+//! right-hand side reads its states, inputs and time by their own names.
+
+use std::fmt::Write;
+
+/// A system `d state / dt = rhs(states, inputs, time)`, one right-hand side per state.
+#[derive(Clone, Debug, PartialEq)]
+pub struct System {
+    /// The states, in order: the variables the right-hand sides read.
+    pub states: Vec<String>,
+    /// Measured inputs, linear between their samples.
+    pub inputs: Vec<String>,
+    /// The time's name.
+    pub time: String,
+    /// One program text per state over the states, inputs, time and `params`.
+    pub rhs: Vec<String>,
+    /// The constants every right-hand side may read, in order.
+    pub params: Vec<String>,
+}
+
+/// What a lane of an integration returns once its steps are done.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Output {
+    /// The fit's residual: `%w * (e . (x - nxt . Z))`, the lane's chosen state against its
+    /// target (or against the next segment's start, for a continuity lane). Each lane starts
+    /// at `sel . Z`, its segment's start.
+    Shooting,
+    /// Every state as a vector, starting from the per-lane states `%s0, %s1, ...`.
+    States,
+}
+
+/// The per-lane inputs of an integration program, by name.
+pub mod names {
+    /// The step sizes, one per step (a vector; only the first `%n` are taken).
+    pub const STEPS: &str = "%hs";
+    /// The number of steps.
+    pub const COUNT: &str = "%n";
+    /// The time at the start.
+    pub const START_TIME: &str = "%t0";
+    /// Shooting: the one-hot choice of the lane's segment.
+    pub const SELECT: &str = "%sel";
+    /// Shooting: the one-hot choice of the segment whose start a continuity lane meets (zero
+    /// for an observation's lane).
+    pub const NEXT: &str = "%nxt";
+    /// Shooting: the one-hot choice of the state a lane reports.
+    pub const STATE: &str = "%e";
+    /// Shooting: the lane's weight.
+    pub const WEIGHT: &str = "%w";
+
+    /// Shooting: the segments' starting values of state `i` (a vector, fitted).
+    pub fn starts(i: usize) -> String {
+        format!("%z{i}")
+    }
+
+    /// States: the starting value of state `i`.
+    pub fn start(i: usize) -> String {
+        format!("%s{i}")
+    }
+
+    /// Input `j`'s value at the start of each step (a vector).
+    pub fn input_at(j: usize) -> String {
+        format!("%ua{j}")
+    }
+
+    /// Input `j`'s slope over each step (a vector).
+    pub fn input_slope(j: usize) -> String {
+        format!("%us{j}")
+    }
+}
+
+/// The integration program of `sys` whose lanes return `output`.
+pub fn integrate(sys: &System, output: Output) -> String {
+    let d = sys.states.len();
+    let mut p = String::new();
+    let _ = write!(p, "(loop ((%m 0) ({} {})", sys.time, names::START_TIME);
+    for (i, s) in sys.states.iter().enumerate() {
+        match output {
+            Output::Shooting => {
+                let _ = write!(p, " ({s} (dot {} {}))", names::SELECT, names::starts(i));
+            }
+            Output::States => {
+                let _ = write!(p, " ({s} {})", names::start(i));
+            }
+        }
+    }
+    let _ = write!(p, ") (if (>= %m {}) ", names::COUNT);
+    match output {
+        Output::Shooting => {
+            let _ = write!(p, "(* {} (dot {} (vec", names::WEIGHT, names::STATE);
+            for (i, s) in sys.states.iter().enumerate() {
+                let _ = write!(p, " (- {s} (dot {} {}))", names::NEXT, names::starts(i));
+            }
+            p.push_str(")))");
+        }
+        Output::States => {
+            p.push_str("(vec");
+            for s in &sys.states {
+                let _ = write!(p, " {s}");
+            }
+            p.push(')');
+        }
+    }
+    let _ = write!(p, " (let* ((%h (ref {} %m))", names::STEPS);
+    // Stage `k` evaluates every right-hand side at the state `x + c_k h k_{k-1}` and the time
+    // `t + c_k h`, the inputs interpolated there.
+    let fraction = ["", "(* 0.5 %h)", "(* 0.5 %h)", "%h"];
+    for stage in 0..4 {
+        for (i, rhs) in sys.rhs.iter().enumerate() {
+            let _ = write!(p, " (%k{stage}_{i} (let (");
+            for (j, u) in sys.inputs.iter().enumerate() {
+                let at = format!("(ref {} %m)", names::input_at(j));
+                if stage == 0 {
+                    let _ = write!(p, "({u} {at}) ");
+                } else {
+                    let _ = write!(
+                        p,
+                        "({u} (+ {at} (* (ref {} %m) {}))) ",
+                        names::input_slope(j),
+                        fraction[stage]
+                    );
+                }
+            }
+            if stage > 0 {
+                let _ = write!(p, "({} (+ {} {})) ", sys.time, sys.time, fraction[stage]);
+                for (l, s) in sys.states.iter().enumerate() {
+                    let _ = write!(
+                        p,
+                        "({s} (+ {s} (* {} %k{}_{l}))) ",
+                        fraction[stage],
+                        stage - 1
+                    );
+                }
+            }
+            let _ = write!(p, ") {rhs}))");
+        }
+    }
+    let _ = write!(p, ") (recur (+ %m 1) (+ {} %h)", sys.time);
+    for (i, s) in sys.states.iter().enumerate() {
+        let _ = write!(
+            p,
+            " (+ {s} (* (/ %h 6) (+ %k0_{i} (* 2 %k1_{i}) (* 2 %k2_{i}) %k3_{i})))"
+        );
+    }
+    p.push_str("))))");
+    debug_assert!(d == sys.rhs.len());
+    p
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use runtime_cpu::{Bindings, Program, RunOptions, Session, Shape};
+
+    fn decay() -> System {
+        System {
+            states: vec!["x".into()],
+            inputs: vec![],
+            time: "t".into(),
+            rhs: vec!["(- (* a x))".into()],
+            params: vec!["a".into()],
+        }
+    }
+
+    #[test]
+    fn rk4_steps_match_the_scheme() {
+        // dx/dt = -a x: one RK4 step multiplies x by 1 - z + z^2/2 - z^3/6 + z^4/24, z = a h.
+        let sys = decay();
+        let prog = Program::parse(&integrate(&sys, Output::States)).unwrap();
+        let b = Bindings::new()
+            .scalar("a", 0.7)
+            .scalar("%s0", 2.0)
+            .scalar("%t0", 0.0)
+            .scalar("%n", 3.0)
+            .uniform("%hs", runtime_cpu::Tensor::vector(vec![0.1, 0.2, 0.05]));
+        let mut s = Session::<f64>::new();
+        let out = s.run(&prog, &b, &RunOptions::default()).unwrap();
+        let v = match out.values[0].as_ref().unwrap() {
+            runtime_cpu::LaneValue::Tensor(Shape::Vector(1), v) => v[0],
+            other => panic!("{other:?}"),
+        };
+        let step = |z: f64| 1.0 - z + z * z / 2.0 - z * z * z / 6.0 + z.powi(4) / 24.0;
+        let want = 2.0 * step(0.07) * step(0.14) * step(0.035);
+        assert!((v - want).abs() < 1e-14, "{v} {want}");
+    }
+}
