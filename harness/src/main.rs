@@ -28,7 +28,7 @@ enum Command {
     /// Fit a program's parameters to data, or to minimise its own value.
     Calibrate(cli::calibrate::CalibrateArgs),
     /// Discover programs and their constants from a CSV of measurements.
-    Search(cli::search::SearchArgs),
+    Search(Box<cli::search::SearchArgs>),
     /// Replay a stream of candidate programs through calibration under a budget.
     Cosearch(cli::cosearch::CosearchArgs),
     /// Write a program as NumPy, JAX, PyTorch or sympy code, or as LaTeX.
@@ -62,7 +62,7 @@ fn main() -> ExitCode {
                     .map(|id| id.as_str().to_string())
                     .collect();
             }
-            cli::search::main(args)
+            cli::search::main(*args)
         }
         Command::Cosearch(args) => cli::cosearch::main(args),
         Command::Export(args) => cli::export::main(args),

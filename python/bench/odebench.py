@@ -76,7 +76,7 @@ class TooCostly(Exception):
     pass
 
 
-def integrate(rhs, x0, t, max_calls=200_000):
+def integrate(rhs, x0, t, max_calls=50_000):
     """Integrates `rhs(x) -> dx` from x0 over t; None when it fails or blows up."""
     from scipy.integrate import solve_ivp
 
@@ -199,7 +199,7 @@ def run_sindy(t, x):
                     except Exception:  # noqa: BLE001 - a grid point that fails is skipped
                         continue
                 rhs = sindy_rhs(model)
-                sim = integrate(rhs, x[0], t)
+                sim = integrate(rhs, x[0], t, max_calls=20_000)
                 score = r2(x, sim)
                 if score > best[0]:
                     best = (score, model)

@@ -51,6 +51,7 @@ fn table(label: &str, names: &[String], columns: Vec<PyReadonlyArray1<'_, f64>>)
         columns: out,
         lines: (0..rows).collect(),
         split: None,
+        words: Vec::new(),
     })
 }
 

@@ -110,7 +110,7 @@ pub fn integrate(sys: &System, output: Output) -> String {
     // Stage `k` evaluates every right-hand side at the state `x + c_k h k_{k-1}` and the time
     // `t + c_k h`, the inputs interpolated there.
     let fraction = ["", "(* 0.5 %h)", "(* 0.5 %h)", "%h"];
-    for stage in 0..4 {
+    for (stage, part) in fraction.iter().enumerate() {
         for (i, rhs) in sys.rhs.iter().enumerate() {
             let _ = write!(p, " (%k{stage}_{i} (let (");
             for (j, u) in sys.inputs.iter().enumerate() {
@@ -122,12 +122,12 @@ pub fn integrate(sys: &System, output: Output) -> String {
                         p,
                         "({u} (+ {at} (* (ref {} %m) {}))) ",
                         names::input_slope(j),
-                        fraction[stage]
+                        part
                     );
                 }
             }
             if stage > 0 {
-                let _ = write!(p, "({} (+ {} {})) ", sys.time, sys.time, fraction[stage]);
+                let _ = write!(p, "({} (+ {} {part})) ", sys.time, sys.time);
                 for (l, s) in sys.states.iter().enumerate() {
                     let _ = write!(
                         p,
