@@ -6,4 +6,5 @@ pub mod decompose_report;
 pub mod gpu_ceiling;
 pub mod gpu_regions;
 pub mod kalman;
+pub mod ode_fit;
 pub mod timing;

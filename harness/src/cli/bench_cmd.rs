@@ -31,6 +31,66 @@ pub enum Experiment {
     /// What `--device auto` costs where it keeps the work on the CPU: the conformance suite at
     /// one lane and the Kalman program at 1024 lanes, against no device.
     Auto(AutoArgs),
+    /// One candidate ODE system fitted through the integrator, timed (`python/bench/ode_fit.py`
+    /// sets SciPy beside it).
+    OdeFit(OdeFitArgs),
+}
+
+/// Arguments of `ndvm bench ode-fit`.
+#[derive(Args, Debug)]
+pub struct OdeFitArgs {
+    /// The trajectory (a CSV).
+    #[arg(long)]
+    pub data: std::path::PathBuf,
+    /// The time column.
+    #[arg(long, default_value = "t")]
+    pub time: String,
+    /// The state columns.
+    #[arg(long, value_delimiter = ',')]
+    pub target: Vec<String>,
+    /// One right-hand side per state (object language), separated by `;`.
+    #[arg(long)]
+    pub rhs: String,
+    /// The constants' starting values: `a=1,b=2`.
+    #[arg(long, value_delimiter = ',')]
+    pub params: Vec<String>,
+    /// Fits timed (the median is reported).
+    #[arg(long, default_value_t = 20)]
+    pub repeats: usize,
+}
+
+fn ode_fit_cmd(a: OdeFitArgs) -> ExitCode {
+    let params: Result<Vec<(String, f64)>, String> = a
+        .params
+        .iter()
+        .map(|p| {
+            let (n, v) = p
+                .split_once('=')
+                .ok_or_else(|| format!("--params {p}: expected NAME=VALUE"))?;
+            let v: f64 = v
+                .parse()
+                .map_err(|_| format!("--params {p}: `{v}` is not a number"))?;
+            Ok((n.to_string(), v))
+        })
+        .collect();
+    let job = params.map(|params| crate::bench::ode_fit::Job {
+        data: &a.data,
+        time: &a.time,
+        states: a.target.clone(),
+        rhs: a.rhs.split(';').map(|s| s.trim().to_string()).collect(),
+        params,
+        repeats: a.repeats,
+    });
+    match job.and_then(|j| crate::bench::ode_fit::run(&j)) {
+        Ok(v) => {
+            println!("{v}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
+    }
 }
 
 /// Arguments of `ndvm bench auto`.
@@ -184,6 +244,7 @@ pub fn main(args: BenchArgs) -> ExitCode {
         Experiment::GpuRegions(a) => gpu_regions_cmd(a),
         Experiment::Auto(a) => auto_cmd(a),
         Experiment::Decompose(a) => decompose_cmd(a),
+        Experiment::OdeFit(a) => ode_fit_cmd(a),
     }
 }
 
