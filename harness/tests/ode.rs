@@ -275,19 +275,22 @@ fn gradients_through_the_integrator_match_the_oracle_and_finite_differences() {
     let program = Program::parse(&src).unwrap();
     let oracle = Oracle::parse(&src).unwrap();
     let steps = vec![0.05, 0.07, 0.04, 0.06, 0.05, 0.0];
-    let inputs = |a: f64, z0: &[f64]| -> Vec<(&'static str, Input)> {
+    // A lane of segment 1 reporting state `y` at a continuity point: it starts at `z` and is
+    // compared with the next segment's start `q`.
+    let inputs = |a: f64, z: &[f64]| -> Vec<(&'static str, Input)> {
         vec![
             ("a", Input::scalar(a)),
             ("b", Input::scalar(0.6)),
             ("c", Input::scalar(0.9)),
-            ("%z0", Input::vector(z0.to_vec())),
-            ("%z1", Input::vector(vec![0.7, 0.8, 0.9])),
+            ("%s0", Input::scalar(z[0])),
+            ("%s1", Input::scalar(z[1])),
+            ("%q0", Input::scalar(0.7)),
+            ("%q1", Input::scalar(0.8)),
             ("%hs", Input::vector(steps.clone())),
             ("%n", Input::scalar(5.0)),
             ("%t0", Input::scalar(0.3)),
-            ("%sel", Input::vector(vec![0.0, 1.0, 0.0])),
-            ("%nxt", Input::vector(vec![0.0, 0.0, 1.0])),
-            ("%e", Input::vector(vec![0.0, 1.0])),
+            ("%e0", Input::scalar(0.0)),
+            ("%e1", Input::scalar(1.0)),
             ("%w", Input::scalar(3.0)),
         ]
     };
@@ -302,7 +305,7 @@ fn gradients_through_the_integrator_match_the_oracle_and_finite_differences() {
         }
         b
     };
-    let z0 = [1.2, 1.1, 0.4];
+    let z0 = [1.2, 1.1];
     let ins = inputs(1.3, &z0);
     let mut s = Session::<f64>::new();
     let opts = RunOptions {
@@ -310,8 +313,9 @@ fn gradients_through_the_integrator_match_the_oracle_and_finite_differences() {
             "a".into(),
             "b".into(),
             "c".into(),
-            "%z0".into(),
-            "%z1".into(),
+            "%s0".into(),
+            "%s1".into(),
+            "%q1".into(),
         ]),
         limits: Limits::default(),
         ..Default::default()
@@ -329,7 +333,7 @@ fn gradients_through_the_integrator_match_the_oracle_and_finite_differences() {
     );
     let names = oracle.inputs().to_vec();
     let oracle_grad = |name: &str| o.grads[names.iter().position(|n| n == name).unwrap()].clone();
-    for name in ["a", "b", "c", "%z0", "%z1"] {
+    for name in ["a", "b", "c", "%s0", "%s1", "%q1"] {
         let mine = &out.grad(name).unwrap().per_lane;
         let theirs = oracle_grad(name);
         for (x, y) in mine.iter().zip(&theirs) {
@@ -339,7 +343,7 @@ fn gradients_through_the_integrator_match_the_oracle_and_finite_differences() {
             );
         }
     }
-    // Central differences in `a` and in the segment's start `z0[1]`.
+    // Central differences in `a` and in the segment's start of `y`.
     let at = |a: f64, z: &[f64]| -> f64 {
         let mut s = Session::<f64>::new();
         let o = s
@@ -355,11 +359,10 @@ fn gradients_through_the_integrator_match_the_oracle_and_finite_differences() {
     up[1] += h;
     down[1] -= h;
     let fd_z = (at(1.3, &up) - at(1.3, &down)) / (2.0 * h);
-    let gz = out.grad("%z0").unwrap().per_lane[1];
+    let gz = out.grad("%s1").unwrap().per_lane[0];
     assert!((fd_z - gz).abs() < 1e-6 * (1.0 + gz.abs()), "{fd_z} {gz}");
-    // The lane reads segment 1 only: the other segments' starts get no gradient.
-    let g = &out.grad("%z0").unwrap().per_lane;
-    assert_eq!((g[0], g[2]), (0.0, 0.0));
+    // Against the next segment's start, the residual moves by minus the weight.
+    assert_eq!(out.grad("%q1").unwrap().per_lane[0], -3.0);
 }
 
 #[test]

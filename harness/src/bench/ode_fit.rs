@@ -27,6 +27,10 @@ pub struct Job<'a> {
     pub params: Vec<(String, f64)>,
     /// Fits timed.
     pub repeats: usize,
+    /// Observations per shooting segment.
+    pub segment: usize,
+    /// The continuity weights of the phases (the default when `None`).
+    pub weights: Option<Vec<f64>>,
 }
 
 /// Fits `job` `repeats` times; the figures as JSON.
@@ -52,9 +56,12 @@ pub fn run(job: &Job) -> Result<Value, String> {
         rhs: job.rhs.clone(),
         params: job.params.iter().map(|p| p.0.clone()).collect(),
     };
+    let d = FitOptions::default();
     let opts = FitOptions {
         max_step: median_gap(&trajs),
-        ..FitOptions::default()
+        segment: job.segment,
+        weights: job.weights.clone().unwrap_or(d.weights.clone()),
+        ..d
     };
     let theta: Vec<f64> = job.params.iter().map(|p| p.1).collect();
     let mut session = Session::<f64>::new();

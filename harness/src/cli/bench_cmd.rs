@@ -57,6 +57,12 @@ pub struct OdeFitArgs {
     /// Fits timed (the median is reported).
     #[arg(long, default_value_t = 20)]
     pub repeats: usize,
+    /// Observations per shooting segment.
+    #[arg(long, default_value_t = crate::ode::shoot::FitOptions::default().segment)]
+    pub segment: usize,
+    /// The continuity weight of each phase of the fit.
+    #[arg(long, value_delimiter = ',')]
+    pub weights: Option<Vec<f64>>,
 }
 
 fn ode_fit_cmd(a: OdeFitArgs) -> ExitCode {
@@ -80,6 +86,8 @@ fn ode_fit_cmd(a: OdeFitArgs) -> ExitCode {
         rhs: a.rhs.split(';').map(|s| s.trim().to_string()).collect(),
         params,
         repeats: a.repeats,
+        segment: a.segment,
+        weights: a.weights.clone(),
     });
     match job.and_then(|j| crate::bench::ode_fit::run(&j)) {
         Ok(v) => {

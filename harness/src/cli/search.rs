@@ -46,7 +46,7 @@ pub struct SearchArgs {
     #[arg(long, requires = "time")]
     pub autonomous: bool,
     /// With --time: observations per shooting segment of the fit.
-    #[arg(long, value_name = "N", default_value_t = 8, requires = "time")]
+    #[arg(long, value_name = "N", default_value_t = crate::ode::shoot::FitOptions::default().segment, requires = "time")]
     pub segment: usize,
     /// With --time: the largest Runge-Kutta step (default: the median gap between
     /// observations).

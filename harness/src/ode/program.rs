@@ -24,14 +24,15 @@ pub struct System {
     pub params: Vec<String>,
 }
 
-/// What a lane of an integration returns once its steps are done.
+/// What a lane of an integration returns once its steps are done. Every lane starts at the
+/// per-lane states `%s0, %s1, ...` and the time `%t0`.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Output {
-    /// The fit's residual: `%w * (e . (x - nxt . Z))`, the lane's chosen state against its
-    /// target (or against the next segment's start, for a continuity lane). Each lane starts
-    /// at `sel . Z`, its segment's start.
+    /// The fit's residual: `%w * sum_i %e_i (x_i - %q_i)`, the lane's chosen state (`%e` is
+    /// one-hot) against `%q` (zero on an observation's lane, whose target is the observed
+    /// value; the next segment's start on a continuity lane).
     Shooting,
-    /// Every state as a vector, starting from the per-lane states `%s0, %s1, ...`.
+    /// Every state as a vector.
     States,
 }
 
@@ -43,24 +44,22 @@ pub mod names {
     pub const COUNT: &str = "%n";
     /// The time at the start.
     pub const START_TIME: &str = "%t0";
-    /// Shooting: the one-hot choice of the lane's segment.
-    pub const SELECT: &str = "%sel";
-    /// Shooting: the one-hot choice of the segment whose start a continuity lane meets (zero
-    /// for an observation's lane).
-    pub const NEXT: &str = "%nxt";
-    /// Shooting: the one-hot choice of the state a lane reports.
-    pub const STATE: &str = "%e";
     /// Shooting: the lane's weight.
     pub const WEIGHT: &str = "%w";
 
-    /// Shooting: the segments' starting values of state `i` (a vector, fitted).
-    pub fn starts(i: usize) -> String {
-        format!("%z{i}")
-    }
-
-    /// States: the starting value of state `i`.
+    /// The starting value of state `i`.
     pub fn start(i: usize) -> String {
         format!("%s{i}")
+    }
+
+    /// Shooting: what state `i` is compared with at the end (the next segment's start).
+    pub fn next(i: usize) -> String {
+        format!("%q{i}")
+    }
+
+    /// Shooting: 1 where the lane reports state `i`, else 0.
+    pub fn pick(i: usize) -> String {
+        format!("%e{i}")
     }
 
     /// Input `j`'s value at the start of each step (a vector).
@@ -74,29 +73,32 @@ pub mod names {
     }
 }
 
+/// True when some right-hand side of `sys` reads the time (one that cannot be read counts).
+pub fn reads_time(sys: &System) -> bool {
+    sys.rhs
+        .iter()
+        .any(|r| runtime_cpu::Program::parse(r).map_or(true, |p| p.inputs().any(|n| n == sys.time)))
+}
+
 /// The integration program of `sys` whose lanes return `output`.
 pub fn integrate(sys: &System, output: Output) -> String {
-    let d = sys.states.len();
-    let mut p = String::new();
-    let _ = write!(p, "(loop ((%m 0) ({} {})", sys.time, names::START_TIME);
+    let timed = reads_time(sys);
+    let t = &sys.time;
+    let mut p = String::from("(loop ((%m 0)");
+    if timed {
+        let _ = write!(p, " ({t} {})", names::START_TIME);
+    }
     for (i, s) in sys.states.iter().enumerate() {
-        match output {
-            Output::Shooting => {
-                let _ = write!(p, " ({s} (dot {} {}))", names::SELECT, names::starts(i));
-            }
-            Output::States => {
-                let _ = write!(p, " ({s} {})", names::start(i));
-            }
-        }
+        let _ = write!(p, " ({s} {})", names::start(i));
     }
     let _ = write!(p, ") (if (>= %m {}) ", names::COUNT);
     match output {
         Output::Shooting => {
-            let _ = write!(p, "(* {} (dot {} (vec", names::WEIGHT, names::STATE);
+            let _ = write!(p, "(* {} (+", names::WEIGHT);
             for (i, s) in sys.states.iter().enumerate() {
-                let _ = write!(p, " (- {s} (dot {} {}))", names::NEXT, names::starts(i));
+                let _ = write!(p, " (* {} (- {s} {}))", names::pick(i), names::next(i));
             }
-            p.push_str(")))");
+            p.push_str("))");
         }
         Output::States => {
             p.push_str("(vec");
@@ -106,11 +108,20 @@ pub fn integrate(sys: &System, output: Output) -> String {
             p.push(')');
         }
     }
-    let _ = write!(p, " (let* ((%h (ref {} %m))", names::STEPS);
+    let _ = write!(
+        p,
+        " (let* ((%h (ref {} %m)) (%a (* 0.5 %h)) (%b (/ %h 6))",
+        names::STEPS
+    );
     // Stage `k` evaluates every right-hand side at the state `x + c_k h k_{k-1}` and the time
-    // `t + c_k h`, the inputs interpolated there.
-    let fraction = ["", "(* 0.5 %h)", "(* 0.5 %h)", "%h"];
-    for (stage, part) in fraction.iter().enumerate() {
+    // `t + c_k h` (c = 0, 1/2, 1/2, 1), the inputs interpolated there.
+    let part = ["", "%a", "%a", "%h"];
+    for (stage, c) in part.iter().enumerate() {
+        if stage > 0 {
+            for (l, s) in sys.states.iter().enumerate() {
+                let _ = write!(p, " (%x{stage}_{l} (+ {s} (* {c} %k{}_{l})))", stage - 1);
+            }
+        }
         for (i, rhs) in sys.rhs.iter().enumerate() {
             let _ = write!(p, " (%k{stage}_{i} (let (");
             for (j, u) in sys.inputs.iter().enumerate() {
@@ -118,37 +129,32 @@ pub fn integrate(sys: &System, output: Output) -> String {
                 if stage == 0 {
                     let _ = write!(p, "({u} {at}) ");
                 } else {
-                    let _ = write!(
-                        p,
-                        "({u} (+ {at} (* (ref {} %m) {}))) ",
-                        names::input_slope(j),
-                        part
-                    );
+                    let slope = format!("(ref {} %m)", names::input_slope(j));
+                    let _ = write!(p, "({u} (+ {at} (* {slope} {c}))) ");
                 }
             }
             if stage > 0 {
-                let _ = write!(p, "({} (+ {} {part})) ", sys.time, sys.time);
+                if timed {
+                    let _ = write!(p, "({t} (+ {t} {c})) ");
+                }
                 for (l, s) in sys.states.iter().enumerate() {
-                    let _ = write!(
-                        p,
-                        "({s} (+ {s} (* {} %k{}_{l}))) ",
-                        fraction[stage],
-                        stage - 1
-                    );
+                    let _ = write!(p, "({s} %x{stage}_{l}) ");
                 }
             }
             let _ = write!(p, ") {rhs}))");
         }
     }
-    let _ = write!(p, ") (recur (+ %m 1) (+ {} %h)", sys.time);
+    p.push_str(") (recur (+ %m 1)");
+    if timed {
+        let _ = write!(p, " (+ {t} %h)");
+    }
     for (i, s) in sys.states.iter().enumerate() {
         let _ = write!(
             p,
-            " (+ {s} (* (/ %h 6) (+ %k0_{i} (* 2 %k1_{i}) (* 2 %k2_{i}) %k3_{i})))"
+            " (+ {s} (* %b (+ %k0_{i} (* 2 %k1_{i}) (* 2 %k2_{i}) %k3_{i})))"
         );
     }
     p.push_str("))))");
-    debug_assert!(d == sys.rhs.len());
     p
 }
 

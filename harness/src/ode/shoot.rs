@@ -5,9 +5,10 @@
 //! fitted state `Z[s]`; the lanes of one walk are, for every segment, one lane per
 //! observation in it and per state (integrated from `Z[s]` to that observation, returning
 //! that state's residual) and, between a segment and the next, one continuity lane per state
-//! (the segment integrated to its end, against the next one's start, weighted). The runtime's
-//! reverse tape gives each lane's exact gradient with respect to the constants and to `Z`,
-//! through every Runge-Kutta step: the rows of the Jacobian. The continuity weight grows over
+//! (the segment integrated to its end, against the next one's start, weighted). Each lane
+//! reads its segment's start and the next one's as inputs of its own, so the runtime's reverse
+//! tape gives, through every Runge-Kutta step, each lane's exact gradient with respect to the
+//! constants and to the two starts it sees: the rows of the (sparse) Jacobian. The continuity weight grows over
 //! the phases of a fit, so that its end is one continuous trajectory from each trajectory's
 //! fitted initial state: the model that is then scored.
 
@@ -15,9 +16,7 @@ use super::data::Trajectory;
 use super::grid::Grid;
 use super::program::{integrate, names, Output, System};
 use crate::calibrate::lm::solve;
-use runtime_cpu::{
-    Binding, Bindings, GradSpec, Limits, Program, RunOptions, Session, Shape, Tensor,
-};
+use runtime_cpu::{Binding, Bindings, GradSpec, Limits, Program, RunOptions, Session, Shape};
 
 /// How a system is fitted.
 #[derive(Clone, Debug)]
@@ -39,10 +38,10 @@ pub struct FitOptions {
 impl Default for FitOptions {
     fn default() -> Self {
         FitOptions {
-            segment: 16,
+            segment: 8,
             max_step: f64::INFINITY,
             iterations: 30,
-            weights: vec![1.0, 10.0, 100.0],
+            weights: vec![10.0, 100.0],
             fit_initial: true,
             limits: Limits::default(),
         }
@@ -164,8 +163,8 @@ impl Shooting {
         let mut lanes = Vec::new();
         let mut targets = Vec::new();
         let mut continuity = Vec::new();
-        let (mut hs, mut count, mut t0, mut sel, mut nxt, mut e) =
-            (vec![], vec![], vec![], vec![], vec![], vec![]);
+        let (mut hs, mut count, mut t0) = (vec![], vec![], vec![]);
+        let mut e: Vec<Vec<f64>> = vec![Vec::new(); d];
         let mut ua: Vec<Vec<f64>> = vec![Vec::new(); sys.inputs.len()];
         let mut us: Vec<Vec<f64>> = vec![Vec::new(); sys.inputs.len()];
         for &(info, target, _, k, i) in &recs {
@@ -180,17 +179,9 @@ impl Shooting {
             hs.extend(h);
             count.push((to - from) as f64);
             t0.push(trajs[r].t[a]);
-            let mut one = vec![0.0; nseg];
-            one[info.seg] = 1.0;
-            sel.extend(one);
-            let mut two = vec![0.0; nseg];
-            if let Some(n) = info.next {
-                two[n] = 1.0;
+            for (m, pick) in e.iter_mut().enumerate() {
+                pick.push(if m == i { 1.0 } else { 0.0 });
             }
-            nxt.extend(two);
-            let mut pick = vec![0.0; d];
-            pick[i] = 1.0;
-            e.extend(pick);
             for (j, (at, slope)) in inputs[r].iter().enumerate() {
                 let mut v = at[from..to].to_vec();
                 v.resize(width, 0.0);
@@ -207,9 +198,9 @@ impl Shooting {
         data = per(names::STEPS, Shape::Vector(width as u32), hs, data)?;
         data = per(names::COUNT, Shape::Scalar, count, data)?;
         data = per(names::START_TIME, Shape::Scalar, t0, data)?;
-        data = per(names::SELECT, Shape::Vector(nseg as u32), sel, data)?;
-        data = per(names::NEXT, Shape::Vector(nseg as u32), nxt, data)?;
-        data = per(names::STATE, Shape::Vector(d as u32), e, data)?;
+        for (i, pick) in e.into_iter().enumerate() {
+            data = per(&names::pick(i), Shape::Scalar, pick, data)?;
+        }
         for j in 0..sys.inputs.len() {
             let a = std::mem::take(&mut ua[j]);
             let s = std::mem::take(&mut us[j]);
@@ -281,11 +272,19 @@ impl Shooting {
         for (name, &v) in self.params.iter().zip(theta) {
             b = b.scalar(name, v);
         }
+        // Each lane starts at its segment's start and meets the next segment's (or nothing).
         let mut wrt = self.params.clone();
         for i in 0..self.states {
-            let name = names::starts(i);
-            b = b.uniform(&name, Tensor::vector(z.iter().map(|s| s[i]).collect()));
-            wrt.push(name);
+            let per_lane = |f: &dyn Fn(&LaneInfo) -> f64| Binding::Lanes {
+                shape: Shape::Scalar,
+                data: self.lanes.iter().map(f).collect(),
+            };
+            let start = per_lane(&|l| z[l.seg][i]);
+            let next = per_lane(&|l| l.next.map_or(0.0, |n| z[n][i]));
+            b = b.set(&names::start(i), start).map_err(|e| e.to_string())?;
+            b = b.set(&names::next(i), next).map_err(|e| e.to_string())?;
+            wrt.push(names::start(i));
+            wrt.push(names::next(i));
         }
         let opts_run = RunOptions {
             grad: GradSpec::Some(wrt),
@@ -295,9 +294,6 @@ impl Shooting {
         let out = session
             .run(&self.program, &b, &opts_run)
             .map_err(|e| e.to_string())?;
-        if std::env::var("ODE_DEBUG").is_ok() {
-            eprintln!("walks {} steps {} replayed {}", out.walks, out.steps, 0);
-        }
         let k = self.params.len();
         let nseg = self.segments;
         let mut res = Vec::with_capacity(self.lanes.len());
@@ -317,11 +313,11 @@ impl Shooting {
             for (j, g) in out.grads.iter().take(k).enumerate() {
                 row.push((j, g.per_lane[l]));
             }
-            for (i, g) in out.grads.iter().skip(k).enumerate() {
-                let lane = &g.per_lane[l * nseg..(l + 1) * nseg];
-                row.push((k + i * nseg + info.seg, lane[info.seg]));
+            for i in 0..self.states {
+                let (start, next) = (&out.grads[k + 2 * i], &out.grads[k + 2 * i + 1]);
+                row.push((k + i * nseg + info.seg, start.per_lane[l]));
                 if let Some(n) = info.next {
-                    row.push((k + i * nseg + n, lane[n]));
+                    row.push((k + i * nseg + n, next.per_lane[l]));
                 }
             }
             if row.iter().any(|(_, x)| !x.is_finite()) {
