@@ -69,6 +69,8 @@ def __getattr__(name: str) -> Any:
     # The estimator needs scikit-learn, imported only when it is asked for.
     if name == "SymbolicRegressor":
         return importlib.import_module(".sklearn", __name__).SymbolicRegressor
+    if name == "SymbolicODE":
+        return importlib.import_module(".ode", __name__).SymbolicODE
     raise AttributeError(f"module 'ndvm' has no attribute {name!r}")
 
 
@@ -84,6 +86,7 @@ __all__ = [
     "cosearch",
     "search",
     "SymbolicRegressor",
+    "SymbolicODE",
     "errors",
     "Error",
     "ProgramSyntaxError",

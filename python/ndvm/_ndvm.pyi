@@ -7,7 +7,7 @@ import numpy as np
 
 __version__: str
 
-__all__ = ["Program", "Uniform", "Lanes", "uniform", "lanes", "_evaluate_population", "calibrate", "cosearch", "_search", "_Island", "_Islands", "_export", "_latex", "__version__"]
+__all__ = ["Program", "Uniform", "Lanes", "uniform", "lanes", "_evaluate_population", "calibrate", "cosearch", "_search", "_ode_search", "_ode_simulate", "_Island", "_Islands", "_export", "_latex", "__version__"]
 
 _Precision = Literal["f64", "f32"]
 _Device = Literal["cpu", "gpu", "auto"]
@@ -227,6 +227,40 @@ class _Islands:
         remaining: Optional[float] = None,
         interrupted: bool = False,
     ) -> Dict[str, Any]: ...
+
+_Trajectory = Tuple[str, np.ndarray, np.ndarray, Optional[np.ndarray]]
+
+def _ode_search(
+    time: str,
+    states: Sequence[str],
+    inputs: Sequence[str],
+    train: Sequence[_Trajectory],
+    tests: Sequence[Tuple[str, Sequence[_Trajectory]]],
+    *,
+    settings: Sequence[str],
+    budget: Optional[float] = None,
+    max_evals: Optional[int] = None,
+    threads: Optional[int] = None,
+    autonomous: bool = False,
+    segment: int = 8,
+    max_step: Optional[float] = None,
+    fixed_initial: bool = False,
+) -> Dict[str, Any]:
+    """ODE discovery (``ndvm search --time``) on trajectories ``(name, t, X, U)``: the dict of
+    its ``--format json`` output."""
+
+def _ode_simulate(
+    time: str,
+    states: Sequence[str],
+    inputs: Sequence[str],
+    rhs: Sequence[str],
+    params: Sequence[Tuple[str, float]],
+    x0: Sequence[float],
+    t: np.ndarray,
+    u: Optional[np.ndarray] = None,
+    max_step: Optional[float] = None,
+) -> List[List[float]]:
+    """The system ``rhs`` with constants ``params`` integrated from ``x0`` across ``t``."""
 
 def _export(
     source: str, target: str, protected_ops: bool = False

@@ -22,6 +22,7 @@ mod cosearch;
 mod errors;
 mod export;
 mod islands;
+mod ode;
 mod population;
 mod program;
 mod search;
@@ -52,6 +53,8 @@ fn _ndvm(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(calibrate::calibrate, m)?)?;
     m.add_function(wrap_pyfunction!(cosearch::cosearch, m)?)?;
     m.add_function(wrap_pyfunction!(search::_search, m)?)?;
+    m.add_function(wrap_pyfunction!(ode::_ode_search, m)?)?;
+    m.add_function(wrap_pyfunction!(ode::_ode_simulate, m)?)?;
     m.add_function(wrap_pyfunction!(export::_export, m)?)?;
     m.add_function(wrap_pyfunction!(export::_latex, m)?)?;
     m.add_class::<islands::Island>()?;

@@ -2,15 +2,14 @@
 
 use super::search::SearchArgs;
 use crate::ode::data::{self, Columns, OdeData, Trajectory};
-use crate::ode::discover::{self, Fitted, Settings};
+use crate::ode::discover::{self, Settings};
 use crate::ode::report::{self, Row};
 use crate::ode::shoot::FitOptions;
-use crate::ode::simulate::{score, simulate, Score};
+use crate::ode::simulate::simulate;
 use crate::schedule;
 use crate::search::options::Iterate;
 use indicatif::{ProgressBar, ProgressStyle};
 use runtime_cpu::Session;
-use serde_json::json;
 use std::io::{IsTerminal, Write};
 use std::path::Path;
 use std::process::ExitCode;
@@ -112,18 +111,7 @@ pub fn run(args: &SearchArgs) -> Result<ExitCode, String> {
     let mut session = Session::<f64>::new();
     let max_step = outcome.max_step;
     let limits = settings.fit.limits;
-    let mut rows: Vec<Row> = Vec::new();
-    for f in &outcome.front {
-        let tests = data
-            .tests
-            .iter()
-            .map(|(name, trajs)| {
-                let s = test_score(&mut session, f, trajs, max_step, limits);
-                (name.clone(), s)
-            })
-            .collect();
-        rows.push(Row::of(f.clone(), tests, &outcome.names));
-    }
+    let rows = report::rows(&data, &outcome, limits);
     if let Some(b) = bar {
         b.finish_and_clear();
     }
@@ -135,29 +123,21 @@ pub fn run(args: &SearchArgs) -> Result<ExitCode, String> {
         "max-evals"
     };
     let c = &outcome.counters;
-    let summary = json!({
-        "mode": "ode",
-        "seconds": started.elapsed().as_secs_f64(),
-        "threads": threads,
-        "states": data.columns.states,
-        "time": data.columns.time,
-        "trajectories": data.train.len(),
-        "observations": data.train.iter().map(Trajectory::len).sum::<usize>(),
-        "proposals": c.proposals,
-        "systems_fitted": c.systems,
-        "systems_failed": c.failed,
-        "walks": c.walks,
-        "integrator": "rk4",
-        "max_step": max_step,
-        "segment": settings.fit.segment,
-        "smoothing_half_widths": outcome.widths,
-        "failures": outcome.failures,
-        "stopped": stopped,
-    });
+    let summary = report::summary_json(
+        &data,
+        &outcome,
+        &settings,
+        started.elapsed().as_secs_f64(),
+        stopped,
+    );
     let mut out = std::io::stdout().lock();
     if args.format == "json" {
         let front: Vec<_> = rows.iter().map(|r| report::member_json(&data, r)).collect();
-        let _ = writeln!(out, "{}", json!({"summary": summary, "front": front}));
+        let _ = writeln!(
+            out,
+            "{}",
+            serde_json::json!({"summary": summary, "front": front})
+        );
     } else {
         let _ = writeln!(
             out,
@@ -187,21 +167,6 @@ pub fn run(args: &SearchArgs) -> Result<ExitCode, String> {
         }
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// A test set's score: each trajectory integrated from its first row.
-fn test_score(
-    session: &mut Session<f64>,
-    f: &Fitted,
-    trajs: &[Trajectory],
-    max_step: f64,
-    limits: runtime_cpu::Limits,
-) -> Result<Score, String> {
-    let starts: Vec<Vec<f64>> = trajs.iter().map(|t| t.state(0)).collect();
-    let paths = simulate(
-        session, &f.system, &f.params, trajs, &starts, max_step, limits,
-    )?;
-    Ok(score(&paths, trajs))
 }
 
 fn write_outputs(

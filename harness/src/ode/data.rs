@@ -192,6 +192,60 @@ pub fn parse(text: &str, file: &str, cols: &Columns) -> Result<Vec<Trajectory>, 
     Ok(out)
 }
 
+/// Checks trajectories given as arrays (`what` names them in messages): at least two
+/// observations each, increasing times, every number finite, one column per state and input.
+pub fn check(trajs: &[Trajectory], what: &str, cols: &Columns) -> Result<(), String> {
+    if trajs.is_empty() {
+        return Err(format!("{what}: no trajectories"));
+    }
+    for tr in trajs {
+        let label = format!("{what}, trajectory `{}`", tr.name);
+        if tr.x.len() != cols.states.len() || tr.u.len() != cols.inputs.len() {
+            return Err(format!(
+                "{label}: {} state and {} input columns where {} and {} are named",
+                tr.x.len(),
+                tr.u.len(),
+                cols.states.len(),
+                cols.inputs.len()
+            ));
+        }
+        if tr.len() < 2 {
+            return Err(format!(
+                "{label} has {} row(s); a trajectory needs at least two times",
+                tr.len()
+            ));
+        }
+        let named = std::iter::once((&cols.time, &tr.t))
+            .chain(cols.states.iter().zip(&tr.x))
+            .chain(cols.inputs.iter().zip(&tr.u));
+        for (name, col) in named {
+            if col.len() != tr.len() {
+                return Err(format!(
+                    "{label}: column `{name}` has {} rows where the time has {}",
+                    col.len(),
+                    tr.len()
+                ));
+            }
+            if let Some(r) = col.iter().position(|v| !v.is_finite()) {
+                return Err(format!(
+                    "{label}, row {r}: column `{name}` is {}: every number must be finite",
+                    col[r]
+                ));
+            }
+        }
+        if let Some(r) = tr.t.windows(2).position(|w| w[1] <= w[0]) {
+            return Err(format!(
+                "{label}, row {}: time {} is not after the time {} of the row before; times \
+                 within a trajectory must increase",
+                r + 1,
+                tr.t[r + 1],
+                tr.t[r]
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Reads the training file and the test files.
 pub fn read_all(
     train: &Path,
@@ -207,7 +261,20 @@ pub fn read_all(
                 "--test {name}: a test set of that name is given twice"
             ));
         }
-        sets.push((name.clone(), read(path, cols)?));
+        // A test file without the trajectory column is one trajectory.
+        let file = path.display().to_string();
+        let bytes = std::fs::read(path).map_err(|e| format!("cannot read {file}: {e}"))?;
+        let text = crate::search::dataset::utf8(bytes, &file)?;
+        let header = text.lines().next().unwrap_or("");
+        let has = |c: &str| header.split(',').any(|h| h.trim() == c);
+        let own = match &cols.trajectory {
+            Some(c) if !has(c) => Columns {
+                trajectory: None,
+                ..cols.clone()
+            },
+            _ => cols.clone(),
+        };
+        sets.push((name.clone(), parse(&text, &file, &own)?));
     }
     let data = OdeData {
         columns: cols.clone(),

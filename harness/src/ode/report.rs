@@ -2,9 +2,10 @@
 //! the data against the integrated model.
 
 use super::data::{OdeData, Trajectory};
-use super::discover::Fitted;
-use super::simulate::{Paths, Score};
+use super::discover::{Fitted, Outcome, Settings};
+use super::simulate::{score, simulate, Paths, Score};
 use crate::search::emit::{self, Names};
+use runtime_cpu::{Limits, Session};
 use serde_json::{json, Map, Value};
 use std::fmt::Write;
 
@@ -243,5 +244,67 @@ fn escape(t: &str) -> String {
         .replace('>', "&gt;")
 }
 
-/// The integrated paths of one set, for the plots.
-pub type SetPaths = Vec<(String, Vec<Trajectory>, Result<Paths, String>)>;
+/// A test set's score: each trajectory integrated from its first row.
+pub fn test_score(
+    session: &mut Session<f64>,
+    f: &Fitted,
+    trajs: &[Trajectory],
+    max_step: f64,
+    limits: Limits,
+) -> Result<Score, String> {
+    let starts: Vec<Vec<f64>> = trajs.iter().map(|t| t.state(0)).collect();
+    let paths: Paths = simulate(
+        session, &f.system, &f.params, trajs, &starts, max_step, limits,
+    )?;
+    Ok(score(&paths, trajs))
+}
+
+/// The front's rows, each member scored on every test set.
+pub fn rows(data: &OdeData, outcome: &Outcome, limits: Limits) -> Vec<Row> {
+    let mut session = Session::<f64>::new();
+    outcome
+        .front
+        .iter()
+        .map(|f| {
+            let tests = data
+                .tests
+                .iter()
+                .map(|(name, trajs)| {
+                    let s = test_score(&mut session, f, trajs, outcome.max_step, limits);
+                    (name.clone(), s)
+                })
+                .collect();
+            Row::of(f.clone(), tests, &outcome.names)
+        })
+        .collect()
+}
+
+/// The run's summary.
+pub fn summary_json(
+    data: &OdeData,
+    outcome: &Outcome,
+    settings: &Settings,
+    seconds: f64,
+    stopped: &str,
+) -> Value {
+    let c = &outcome.counters;
+    json!({
+        "mode": "ode",
+        "seconds": seconds,
+        "threads": settings.threads,
+        "states": data.columns.states,
+        "time": data.columns.time,
+        "trajectories": data.train.len(),
+        "observations": data.train.iter().map(Trajectory::len).sum::<usize>(),
+        "proposals": c.proposals,
+        "systems_fitted": c.systems,
+        "systems_failed": c.failed,
+        "walks": c.walks,
+        "integrator": "rk4",
+        "max_step": outcome.max_step,
+        "segment": settings.fit.segment,
+        "smoothing_half_widths": outcome.widths,
+        "failures": outcome.failures,
+        "stopped": stopped,
+    })
+}
