@@ -454,3 +454,76 @@ fn bad_trajectories_are_errors_that_name_the_file_the_line_and_the_column() {
         "{e}"
     );
 }
+
+#[test]
+fn seeded_systems_are_fitted_and_one_that_blows_up_is_recorded() {
+    let d = dir("seeds");
+    let f = |x: &[f64]| vec![x[1], -2.0 * x[0] - 0.3 * x[1]];
+    let train = d.join("train.csv");
+    write_csv(
+        &train,
+        &["x", "v"],
+        &f,
+        &[vec![1.0, 0.0]],
+        Sampling {
+            end: 8.0,
+            gap: 0.1,
+            noise: 0.0,
+            seed: 5,
+        },
+    );
+    let seeds = d.join("seeds.jsonl");
+    std::fs::write(
+        &seeds,
+        concat!(
+            r#"{"src": {"x": "v", "v": "(- (* a x) (* b v))"}, "init": {"a": -1, "b": 1}}"#,
+            "\n",
+            r#"{"src": ["(* 40 (* x (* x x)))", "(* 40 (* v (* v v)))"]}"#,
+            "\n"
+        ),
+    )
+    .unwrap();
+    let run = |file: &Path| {
+        ndvm(&[
+            "search",
+            "--data",
+            train.to_str().unwrap(),
+            "--time",
+            "t",
+            "--target",
+            "x,v",
+            "--autonomous",
+            "--seed-programs",
+            file.to_str().unwrap(),
+            "--max-evals",
+            "100",
+            "--threads",
+            "2",
+            "--format",
+            "json",
+        ])
+    };
+    let v = json_of(&run(&seeds));
+    let summary = &v["summary"];
+    assert!(
+        summary["systems_failed"].as_u64().unwrap() >= 1,
+        "{summary}"
+    );
+    assert!(
+        !summary["failures"].as_array().unwrap().is_empty(),
+        "{summary}"
+    );
+    let m = members(&v, "none");
+    assert!(m.iter().any(|&(c, tr, _)| c <= 9 && tr > 0.999999), "{m:?}");
+    // A seed that is not a system of these states is an error naming the line.
+    let bad = d.join("bad.jsonl");
+    std::fs::write(
+        &bad,
+        "{\"src\": {\"x\": \"v\"}}\n{\"src\": {\"q\": \"v\"}}\n",
+    )
+    .unwrap();
+    let out = run(&bad);
+    assert_eq!(out.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(e.contains("bad.jsonl:1") && e.contains("`src.v`"), "{e}");
+}

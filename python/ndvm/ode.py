@@ -210,6 +210,26 @@ class SymbolicODE:
         for s, e in zip(self.states_, self.equations_):
             print(f"d{s}/dt = {e}")
 
+    def export(self, to: str = "numpy", member: Optional[Mapping[str, Any]] = None) -> List[Any]:
+        """Each state's right-hand side through :mod:`ndvm.export` (``"numpy"``, ``"jax"``,
+        ``"torch"``, ``"sympy"`` or ``"latex"``), with the fitted constants bound: a function
+        of the states (and inputs, time) per state, or an expression."""
+        from . import export
+
+        self._check()
+        m = member or self.best_
+        convert = {"numpy": export.to_numpy, "jax": export.to_jax, "torch": export.to_torch,
+                   "sympy": export.to_sympy, "latex": export.to_latex}
+        if to not in convert:
+            raise ValueError(f"to must be one of {', '.join(convert)}, not {to!r}")
+        out = []
+        for s in self.states_:
+            src = m["equations"][s]["src"]
+            reads = set(Program(src).inputs)
+            params = {k: v for k, v in m["params"].items() if k in reads}
+            out.append(convert[to]({"src": src, "params": params}))
+        return out
+
     def sympy(self) -> List[Any]:
         """The best system's right-hand sides as sympy expressions (needs sympy)."""
         import sympy

@@ -111,6 +111,7 @@ pub fn _ode_search<'py>(
         ..FitOptions::default()
     };
     let settings = Settings {
+        seeds: Vec::new(),
         search,
         fit,
         autonomous,
@@ -128,7 +129,7 @@ pub fn _ode_search<'py>(
     let deadline = budget.map(|b| started + Duration::from_secs_f64(b * 0.9));
     let interrupt = Arc::new(AtomicBool::new(false));
     let outcome = py
-        .detach(|| discover::discover(&data, &settings, deadline, &interrupt, &|_| {}))
+        .detach(|| discover::discover(&data, &settings, deadline, &interrupt, None, &|_| {}))
         .map_err(value_error)?;
     let rows = py.detach(|| report::rows(&data, &outcome, settings.fit.limits));
     let stopped = if budget.is_some() {

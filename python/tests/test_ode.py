@@ -32,6 +32,9 @@ def test_symbolic_ode_fits_simulates_and_scores():
     xs = np.array([[0.5], [2.0], [4.0]])
     assert np.allclose(model.predict(xs)[:, 0], 0.8 * xs[:, 0] * (1 - xs[:, 0] / 5), atol=0.02)
     assert len(model.equations_) == 1 and len(model.sympy()) == 1
+    # The right-hand side in NumPy, constants bound: the same derivatives.
+    (f,) = model.export("numpy")
+    assert np.allclose(f(x=xs[:, 0]), model.predict(xs)[:, 0], rtol=1e-9, atol=1e-12)
     with pytest.raises(ValueError, match="t"):
         model.fit(X, t=T[:-1])
 

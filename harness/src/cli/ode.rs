@@ -26,15 +26,11 @@ fn refuse(args: &SearchArgs) -> Result<(), String> {
     if args.proposer.is_some() {
         bad.push("--proposer");
     }
-    if args.seed_programs.is_some() {
-        bad.push("--seed-programs");
-    }
     if bad.is_empty() {
         Ok(())
     } else {
         Err(format!(
-            "{} cannot be used with --time yet (ODE discovery runs its own two stages; \
-             docs/ode.md)",
+            "{} cannot be used with --time yet (docs/ode.md)",
             bad.join(", ")
         ))
     }
@@ -68,7 +64,17 @@ pub fn run(args: &SearchArgs) -> Result<ExitCode, String> {
     let mut search = super::search::options(args)?;
     search.iterate = Iterate::Off;
     search.share = false;
+    let seeds = match &args.seed_programs {
+        Some(p) => {
+            let file = p.display().to_string();
+            let bytes = std::fs::read(p).map_err(|e| format!("cannot read {file}: {e}"))?;
+            let text = crate::search::dataset::utf8(bytes, &file)?;
+            discover::read_seeds(&text, &file, &data, args.autonomous)?
+        }
+        None => Vec::new(),
+    };
     let settings = Settings {
+        seeds,
         search,
         fit: FitOptions {
             segment: args.segment,
@@ -99,14 +105,26 @@ pub fn run(args: &SearchArgs) -> Result<ExitCode, String> {
     };
     let deadline = budget.map(|b| started + Duration::from_secs_f64(b * 0.9));
     let interrupt = Arc::new(AtomicBool::new(false));
-    super::stop_on_signals(&interrupt, &[]);
+    // Cancels the integration walks in progress at the deadline or a signal: no costly
+    // candidate holds the search past its budget.
+    let halt = Arc::new(AtomicBool::new(false));
+    super::stop_on_signals(&interrupt, &[&halt]);
+    let timer = deadline.map(|until| super::Alarm::at(until, Arc::clone(&halt)));
     let bar = progress(budget);
     let say = |m: &str| {
         if let Some(b) = &bar {
             b.set_message(m.to_string());
         }
     };
-    let outcome = discover::discover(&data, &settings, deadline, &interrupt, &say)?;
+    let outcome = discover::discover(
+        &data,
+        &settings,
+        deadline,
+        &interrupt,
+        Some(Arc::clone(&halt)),
+        &say,
+    )?;
+    drop(timer);
     say("scoring the front");
     let mut session = Session::<f64>::new();
     let max_step = outcome.max_step;

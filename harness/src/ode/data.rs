@@ -109,7 +109,25 @@ pub fn read(path: &Path, cols: &Columns) -> Result<Vec<Trajectory>, String> {
 
 /// Parses the trajectories of CSV text; `file` names it in messages.
 pub fn parse(text: &str, file: &str, cols: &Columns) -> Result<Vec<Trajectory>, String> {
-    let keep: Vec<&str> = cols.trajectory.iter().map(String::as_str).collect();
+    // Only the time, the states and the inputs must be numbers: any other column (the
+    // trajectory's names, notes) is read as words.
+    let used: Vec<&str> = std::iter::once(&cols.time)
+        .chain(&cols.states)
+        .chain(&cols.inputs)
+        .map(String::as_str)
+        .collect();
+    let header: Vec<String> = csv::ReaderBuilder::new()
+        .trim(csv::Trim::All)
+        .flexible(true)
+        .from_reader(text.as_bytes())
+        .headers()
+        .map(|h| h.iter().map(str::to_string).collect())
+        .unwrap_or_default();
+    let keep: Vec<&str> = header
+        .iter()
+        .map(String::as_str)
+        .filter(|h| !used.contains(h) && *h != "split")
+        .collect();
     let csv = Csv::parse_keeping(text, file, &keep)?;
     let time = csv.find(&cols.time, "the time, --time")?;
     let states: Vec<usize> = cols

@@ -48,6 +48,8 @@ pub struct Settings {
     pub max_systems: usize,
     /// Rounds of swaps at most.
     pub rounds: usize,
+    /// Systems to fit first (`--seed-programs`): one right-hand side per state.
+    pub seeds: Vec<Vec<Genome>>,
 }
 
 /// One state's right-hand side in a system.
@@ -103,6 +105,90 @@ pub struct Outcome {
     pub widths: Vec<Vec<usize>>,
     /// The largest Runge-Kutta step used.
     pub max_step: f64,
+}
+
+/// Reads `--seed-programs` for a system: one JSON line per system, `{"src": {STATE: PROGRAM,
+/// ...}, "init": {NAME: VALUE, ...}}` (or `"src": [PROGRAM, ...]` in the states' order), each
+/// program over the states, time and inputs in the grammar of the search's candidates; numbers
+/// and other free names are its constants (starting at `init`, else 1).
+pub fn read_seeds(
+    text: &str,
+    file: &str,
+    data: &OdeData,
+    autonomous: bool,
+) -> Result<Vec<Vec<Genome>>, String> {
+    let inputs = stage_inputs(data, autonomous);
+    let states = &data.columns.states;
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let at = format!("{file}:{}", i + 1);
+        let v: serde_json::Value =
+            serde_json::from_str(line).map_err(|e| format!("{at}: not a JSON line: {e}"))?;
+        let mut init = std::collections::HashMap::new();
+        if let Some(m) = v.get("init") {
+            let m = m
+                .as_object()
+                .ok_or_else(|| format!("{at}: `init` is not an object of constants' values"))?;
+            for (k, x) in m {
+                let x = x
+                    .as_f64()
+                    .ok_or_else(|| format!("{at}: `init.{k}` is not a number"))?;
+                init.insert(k.clone(), x);
+            }
+        }
+        let srcs: Vec<String> = match v.get("src") {
+            Some(serde_json::Value::Object(m)) => {
+                if let Some(k) = m.keys().find(|k| !states.contains(k)) {
+                    return Err(format!(
+                        "{at}: `src.{k}`: `{k}` is not a state ({})",
+                        states.join(", ")
+                    ));
+                }
+                states
+                    .iter()
+                    .map(|s| {
+                        m.get(s)
+                            .and_then(serde_json::Value::as_str)
+                            .map(str::to_string)
+                            .ok_or_else(|| format!("{at}: `src.{s}`: no right-hand side (a string) for state `{s}`"))
+                    })
+                    .collect::<Result<_, _>>()?
+            }
+            Some(serde_json::Value::Array(a)) if a.len() == states.len() => a
+                .iter()
+                .enumerate()
+                .map(|(j, x)| {
+                    x.as_str()
+                        .map(str::to_string)
+                        .ok_or_else(|| format!("{at}: `src[{j}]` is not a string"))
+                })
+                .collect::<Result<_, _>>()?,
+            _ => {
+                return Err(format!(
+                    "{at}: a system is {{\"src\": {{STATE: PROGRAM, ...}}, \"init\": {{...}}}} or \
+                     {{\"src\": [PROGRAM, ...]}} with one program per state ({})",
+                    states.join(", ")
+                ))
+            }
+        };
+        let mut system = Vec::new();
+        for (s, src) in states.iter().zip(&srcs) {
+            let g =
+                crate::search::convert::to_genome(src, &inputs, &[], &init).ok_or_else(|| {
+                    format!(
+                    "{at}: the right-hand side of `{s}`, `{src}`, is not a program of the search's \
+                     grammar over {} (+ - * /, the operators of --ops, pow, min, max, let)",
+                    inputs.join(", ")
+                )
+                })?;
+            system.push(g);
+        }
+        out.push(system);
+    }
+    Ok(out)
 }
 
 /// The first stage's inputs, in order: the states, the time (unless autonomous), the inputs.
@@ -241,11 +327,15 @@ fn best_score(pool: &[(Genome, f64)]) -> usize {
 }
 
 /// Runs the ODE search on `data` until `deadline` (the first stage takes half of the time).
+///
+/// `cancel`, once set (at the deadline, by a signal), stops the integration walks in progress
+/// within a slice of their step budget; the systems they were fitting are dropped.
 pub fn discover(
     data: &OdeData,
     settings: &Settings,
     deadline: Option<Instant>,
     interrupt: &Arc<AtomicBool>,
+    cancel: Option<Arc<AtomicBool>>,
     progress: &dyn Fn(&str),
 ) -> Result<Outcome, String> {
     let started = Instant::now();
@@ -276,6 +366,20 @@ pub fn discover(
         }
         pools.push(pool);
     }
+    // The seeds join the pools (with no slope loss of their own) and are fitted first, with
+    // every system one swap away from them.
+    let mut seeded = Vec::new();
+    for seed in &settings.seeds {
+        let choice: Vec<usize> = seed
+            .iter()
+            .zip(pools.iter_mut())
+            .map(|(g, pool)| {
+                pool.push((g.clone(), f64::INFINITY));
+                pool.len() - 1
+            })
+            .collect();
+        seeded.push(choice);
+    }
     let fit = FitOptions {
         max_step: if settings.fit.max_step.is_finite() {
             settings.fit.max_step
@@ -304,16 +408,20 @@ pub fn discover(
         .collect();
     let scored: Vec<usize> = pools.iter().map(|p| best_score(p)).collect();
     let longest = pools.iter().map(Vec::len).max().unwrap_or(1);
-    let mut queue: Vec<Vec<usize>> = vec![accurate.clone(), scored.clone()];
+    let mut queue: Vec<Vec<usize>> = seeded.clone();
+    queue.extend([accurate.clone(), scored.clone()]);
     queue.extend((0..longest).map(|r| pools.iter().map(|p| r.min(p.len() - 1)).collect()));
     queue.extend(neighbours(&accurate, &pools));
     queue.extend(neighbours(&scored, &pools));
-    let mut expanded: BTreeSet<Vec<usize>> = [accurate, scored].into_iter().collect();
+    for c in &seeded {
+        queue.extend(neighbours(c, &pools));
+    }
+    let mut expanded: BTreeSet<Vec<usize>> = [accurate, scored].into_iter().chain(seeded).collect();
     let late =
         || interrupt.load(Ordering::Relaxed) || deadline.is_some_and(|end| Instant::now() >= end);
     for round in 0..settings.rounds.max(1) {
-        queue.retain(|c| !fitted.contains_key(c));
-        queue.dedup();
+        let mut seen = BTreeSet::new();
+        queue.retain(|c| !fitted.contains_key(c) && seen.insert(c.clone()));
         let room = settings.max_systems.saturating_sub(fitted.len());
         queue.truncate(room);
         if queue.is_empty() || late() {
@@ -324,7 +432,7 @@ pub fn discover(
             queue.len(),
             round + 1
         ));
-        let results = systems.fit_all(&queue, settings.threads, &late);
+        let results = systems.fit_all(&queue, settings.threads, &late, cancel.as_ref());
         for (choice, r) in queue.drain(..).zip(results) {
             counters.systems += 1;
             match r {
@@ -419,6 +527,7 @@ impl Systems<'_> {
         choices: &[Vec<usize>],
         threads: usize,
         late: &(dyn Fn() -> bool + Sync),
+        cancel: Option<&Arc<AtomicBool>>,
     ) -> Vec<SystemResult> {
         let next = AtomicUsize::new(0);
         let out: Mutex<Vec<SystemResult>> = Mutex::new(vec![None; choices.len()]);
@@ -426,12 +535,17 @@ impl Systems<'_> {
             for _ in 0..threads.clamp(1, choices.len().max(1)) {
                 scope.spawn(|| {
                     let mut session = Session::<f64>::new();
+                    session.set_cancel(cancel.cloned());
                     loop {
                         let j = next.fetch_add(1, Ordering::Relaxed);
                         if j >= choices.len() || late() {
                             break;
                         }
                         let r = self.fit_one(&mut session, &choices[j]);
+                        // A fit the cancel flag cut short is dropped, not counted as failed.
+                        if cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
+                            break;
+                        }
                         out.lock().expect("no worker panics")[j] = Some(r);
                     }
                 });
