@@ -274,6 +274,8 @@ impl Shooting {
         }
         // Each lane starts at its segment's start and meets the next segment's (or nothing).
         let mut wrt = self.params.clone();
+        // `i` picks the state within each segment's start (`z[segment][i]`).
+        #[allow(clippy::needless_range_loop)]
         for i in 0..self.states {
             let per_lane = |f: &dyn Fn(&LaneInfo) -> f64| Binding::Lanes {
                 shape: Shape::Scalar,
