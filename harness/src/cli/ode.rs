@@ -8,9 +8,8 @@ use crate::ode::shoot::FitOptions;
 use crate::ode::simulate::simulate;
 use crate::schedule;
 use crate::search::options::Iterate;
-use indicatif::{ProgressBar, ProgressStyle};
 use runtime_cpu::Session;
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -110,7 +109,7 @@ pub fn run(args: &SearchArgs) -> Result<ExitCode, String> {
     let halt = Arc::new(AtomicBool::new(false));
     super::stop_on_signals(&interrupt, &[&halt]);
     let timer = deadline.map(|until| super::Alarm::at(until, Arc::clone(&halt)));
-    let bar = progress(budget);
+    let bar = super::search::progress(budget);
     let say = |m: &str| {
         if let Some(b) = &bar {
             b.set_message(m.to_string());
@@ -259,18 +258,4 @@ fn write_outputs(
         }
     }
     Ok(())
-}
-
-fn progress(budget: Option<f64>) -> Option<ProgressBar> {
-    if !std::io::stderr().is_terminal() {
-        return None;
-    }
-    let bar = ProgressBar::new_spinner();
-    let template = match budget {
-        Some(b) => format!("{{elapsed_precise}} / {b:.0} s  {{msg}}"),
-        None => "{elapsed_precise}  {msg}".to_string(),
-    };
-    bar.set_style(ProgressStyle::with_template(&template).expect("a valid template"));
-    bar.enable_steady_tick(Duration::from_millis(250));
-    Some(bar)
 }

@@ -524,7 +524,8 @@ fn write_outputs(
     )
 }
 
-fn progress(budget: Option<f64>) -> Option<ProgressBar> {
+/// A spinner with the budget and a message, on a terminal.
+pub(super) fn progress(budget: Option<f64>) -> Option<ProgressBar> {
     if !std::io::stderr().is_terminal() {
         return None;
     }

@@ -5,6 +5,7 @@ use super::data::{OdeData, Trajectory};
 use super::discover::{Fitted, Outcome, Settings};
 use super::simulate::{score, simulate, Paths, Score};
 use crate::search::emit::{self, Names};
+use crate::search::report::escape;
 use runtime_cpu::{Limits, Session};
 use serde_json::{json, Map, Value};
 use std::fmt::Write;
@@ -236,12 +237,6 @@ pub fn trajectory_svg(
     );
     s.push_str("</svg>\n");
     s
-}
-
-fn escape(t: &str) -> String {
-    t.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
 }
 
 /// A test set's score: each trajectory integrated from its first row.

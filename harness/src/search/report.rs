@@ -312,7 +312,8 @@ pub fn svg(
     s
 }
 
-fn escape(t: &str) -> String {
+/// `t` with the characters XML gives meaning to escaped.
+pub fn escape(t: &str) -> String {
     t.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
