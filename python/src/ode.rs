@@ -117,8 +117,8 @@ pub fn _ode_search<'py>(
         autonomous,
         threads,
         max_evals: max_evals.map(|n| n.div_ceil(d)),
-        max_systems: if max_evals.is_some() { 200 } else { usize::MAX },
-        rounds: if max_evals.is_some() { 4 } else { 50 },
+        max_systems: Settings::caps(max_evals).0,
+        rounds: Settings::caps(max_evals).1,
     };
     let budget = match (budget, max_evals) {
         (Some(b), _) => Some(b),

@@ -89,12 +89,8 @@ pub fn run(args: &SearchArgs) -> Result<ExitCode, String> {
         autonomous: args.autonomous,
         threads,
         max_evals: args.max_evals.map(|n| n.div_ceil(cols.states.len() as u64)),
-        max_systems: if args.max_evals.is_some() {
-            200
-        } else {
-            usize::MAX
-        },
-        rounds: if args.max_evals.is_some() { 4 } else { 50 },
+        max_systems: Settings::caps(args.max_evals).0,
+        rounds: Settings::caps(args.max_evals).1,
     };
     let started = Instant::now();
     let budget = match (args.budget, args.max_evals) {

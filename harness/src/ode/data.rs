@@ -34,17 +34,6 @@ impl Trajectory {
     pub fn state(&self, k: usize) -> Vec<f64> {
         self.x.iter().map(|c| c[k]).collect()
     }
-
-    /// The trajectory with only the observations `keep` (in order).
-    pub fn select(&self, keep: &[usize]) -> Trajectory {
-        let pick = |c: &Vec<f64>| keep.iter().map(|&k| c[k]).collect();
-        Trajectory {
-            name: self.name.clone(),
-            t: pick(&self.t),
-            x: self.x.iter().map(pick).collect(),
-            u: self.u.iter().map(pick).collect(),
-        }
-    }
 }
 
 /// The columns of an ODE search.

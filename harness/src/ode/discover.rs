@@ -52,6 +52,19 @@ pub struct Settings {
     pub seeds: Vec<Vec<Genome>>,
 }
 
+impl Settings {
+    /// `(max_systems, rounds)` for a search bounded by `max_evals` (a fixed amount of work,
+    /// so that `--seed` gives the same front on any number of threads: 200 systems in 4
+    /// rounds) or by time alone (no bound but the deadline).
+    pub fn caps(max_evals: Option<u64>) -> (usize, usize) {
+        if max_evals.is_some() {
+            (200, 4)
+        } else {
+            (usize::MAX, 50)
+        }
+    }
+}
+
 /// One state's right-hand side in a system.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Equation {

@@ -55,6 +55,13 @@ impl Grid {
     }
 }
 
+/// Appends `v[from..to]` to `out`, padded with zeros to `width`: one lane's per-step values
+/// in a per-lane vector as wide as the longest lane's.
+pub fn push_padded(out: &mut Vec<f64>, v: &[f64], from: usize, to: usize, width: usize) {
+    out.extend_from_slice(&v[from..to]);
+    out.resize(out.len() + width - (to - from), 0.0);
+}
+
 /// Steps to cross `gap` at most `max_step` long each (at least one; at most a million).
 pub fn steps_for(gap: f64, max_step: f64) -> usize {
     let n = (gap / max_step * (1.0 - 1e-9)).ceil();

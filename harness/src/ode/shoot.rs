@@ -13,7 +13,7 @@
 //! fitted initial state: the model that is then scored.
 
 use super::data::Trajectory;
-use super::grid::Grid;
+use super::grid::{push_padded, Grid};
 use super::program::{integrate, names, Output, System};
 use crate::calibrate::lm::solve;
 use runtime_cpu::{Binding, Bindings, GradSpec, Limits, Program, RunOptions, Session, Shape};
@@ -174,21 +174,15 @@ impl Shooting {
             targets.push(target);
             continuity.push(info.next.is_some());
             let (from, to) = (g.at[a], g.at[k]);
-            let mut h = g.steps[from..to].to_vec();
-            h.resize(width, 0.0);
-            hs.extend(h);
+            push_padded(&mut hs, &g.steps, from, to, width);
             count.push((to - from) as f64);
             t0.push(trajs[r].t[a]);
             for (m, pick) in e.iter_mut().enumerate() {
                 pick.push(if m == i { 1.0 } else { 0.0 });
             }
             for (j, (at, slope)) in inputs[r].iter().enumerate() {
-                let mut v = at[from..to].to_vec();
-                v.resize(width, 0.0);
-                ua[j].extend(v);
-                let mut v = slope[from..to].to_vec();
-                v.resize(width, 0.0);
-                us[j].extend(v);
+                push_padded(&mut ua[j], at, from, to, width);
+                push_padded(&mut us[j], slope, from, to, width);
             }
         }
         let per = |name: &str, shape: Shape, v: Vec<f64>, b: Bindings| {
@@ -222,16 +216,6 @@ impl Shooting {
             params: sys.params.clone(),
             observed_starts,
         })
-    }
-
-    /// Segments in all.
-    pub fn segments(&self) -> usize {
-        self.segments
-    }
-
-    /// The observed state at each segment's start: where the segments start by default.
-    pub fn observed_starts(&self) -> &[Vec<f64>] {
-        &self.observed_starts
     }
 
     /// Each segment's start taken from smoothed states (`smoothed[r].x[i][k]`).

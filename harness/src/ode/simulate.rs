@@ -3,7 +3,7 @@
 //! between observations, each walk continuing from where the last ended.
 
 use super::data::Trajectory;
-use super::grid::Grid;
+use super::grid::{push_padded, Grid};
 use super::program::{integrate, names, Output, System};
 use runtime_cpu::{Bindings, LaneValue, Limits, Program, RunOptions, Session, Shape};
 
@@ -61,21 +61,15 @@ pub fn simulate(
         for &r in &live {
             let g = &grids[r];
             let (a, b) = (g.at[k], g.at[k + 1]);
-            let mut h = g.steps[a..b].to_vec();
-            h.resize(width, 0.0);
-            hs.extend(h);
+            push_padded(&mut hs, &g.steps, a, b, width);
             n.push((b - a) as f64);
             t0.push(trajs[r].t[k]);
             for (i, s) in starts.iter_mut().enumerate() {
                 s.push(paths[r][i][k]);
             }
             for (j, (at, slope)) in inputs[r].iter().enumerate() {
-                let mut v = at[a..b].to_vec();
-                v.resize(width, 0.0);
-                ua[j].extend(v);
-                let mut v = slope[a..b].to_vec();
-                v.resize(width, 0.0);
-                us[j].extend(v);
+                push_padded(&mut ua[j], at, a, b, width);
+                push_padded(&mut us[j], slope, a, b, width);
             }
         }
         let per = |b: Bindings, name: &str, shape: Shape, v: Vec<f64>| {
