@@ -250,10 +250,20 @@ fn a_damped_oscillator_is_recovered_and_the_run_is_the_same_on_one_and_two_threa
             .any(|&(c, tr, te)| c <= 9 && tr > 0.999 && te > 0.999),
         "{m:?}"
     );
+    // The third stage bred systems of its own.
+    assert!(
+        one["summary"]["systems_evolved"].as_u64() > Some(0),
+        "{}",
+        one["summary"]
+    );
     let two = run("2");
     assert_eq!(
         one["front"], two["front"],
         "the front depends on the thread count"
+    );
+    assert_eq!(
+        one["summary"]["systems_fitted"], two["summary"]["systems_fitted"],
+        "the work depends on the thread count"
     );
 }
 

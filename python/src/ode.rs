@@ -119,6 +119,7 @@ pub fn _ode_search<'py>(
         max_evals: max_evals.map(|n| n.div_ceil(d)),
         max_systems: Settings::caps(max_evals).0,
         rounds: Settings::caps(max_evals).1,
+        generations: Settings::caps(max_evals).2,
     };
     let budget = match (budget, max_evals) {
         (Some(b), _) => Some(b),

@@ -91,6 +91,7 @@ pub fn run(args: &SearchArgs) -> Result<ExitCode, String> {
         max_evals: args.max_evals.map(|n| n.div_ceil(cols.states.len() as u64)),
         max_systems: Settings::caps(args.max_evals).0,
         rounds: Settings::caps(args.max_evals).1,
+        generations: Settings::caps(args.max_evals).2,
     };
     let started = Instant::now();
     let budget = match (args.budget, args.max_evals) {
@@ -154,10 +155,11 @@ pub fn run(args: &SearchArgs) -> Result<ExitCode, String> {
     } else {
         let _ = writeln!(
             out,
-            "{} right-hand sides proposed, {} systems fitted through the integrator ({} failed) \
-             in {:.1} s on {} thread(s); stopped by {stopped}",
+            "{} right-hand sides proposed, {} systems fitted through the integrator ({} bred as \
+             systems, {} failed) in {:.1} s on {} thread(s); stopped by {stopped}",
             c.proposals,
             c.systems,
+            c.evolved,
             c.failed,
             started.elapsed().as_secs_f64(),
             threads

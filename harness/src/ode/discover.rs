@@ -9,21 +9,26 @@
 //!    the most accurate choice and from the choice of best score, every system one swap away
 //!    is fitted through the integrator ([`super::shoot`]: constants and initial states by
 //!    Levenberg-Marquardt on the integrated trajectories), and the search moves to the best
-//!    system found, until no swap improves it or the time is spent.
+//!    system found, until no swap improves it or three quarters of the time are spent.
+//! 3. **Evolution** ([`super::evolve`]): the fitted systems seed islands that breed systems
+//!    as systems (per-state swaps between parents, pool picks, crossing between states and
+//!    the search's own mutations), each child fitted through the integrator.
 //!
 //! Every system on the front is fitted and scored by integration; the slopes only propose.
 
 use super::data::{OdeData, Trajectory};
+use super::evolve::{Breeder, Evolution};
 use super::program::System;
 use super::shoot::{FitOptions, Shooting};
 use super::simulate::{score, simulate, Score};
 use super::smooth::{smooth, Smoothed};
 use crate::search::dataset::{Data, Dataset};
 use crate::search::emit::{self, Names};
-use crate::search::engine::{Engine, Stop};
+use crate::search::engine::{grammar_of, Engine, Stop};
 use crate::search::expr::Genome;
 use crate::search::feed::NoFeed;
 use crate::search::options::Options;
+use crate::search::simplify::key;
 use ndarray::{Array1, Array2, ShapeBuilder};
 use runtime_cpu::Session;
 use std::collections::{BTreeMap, BTreeSet};
@@ -48,19 +53,21 @@ pub struct Settings {
     pub max_systems: usize,
     /// Rounds of swaps at most.
     pub rounds: usize,
+    /// Generations of the third stage at most.
+    pub generations: usize,
     /// Systems to fit first (`--seed-programs`): one right-hand side per state.
     pub seeds: Vec<Vec<Genome>>,
 }
 
 impl Settings {
-    /// `(max_systems, rounds)` for a search bounded by `max_evals` (a fixed amount of work,
-    /// so that `--seed` gives the same front on any number of threads: 200 systems in 4
-    /// rounds) or by time alone (no bound but the deadline).
-    pub fn caps(max_evals: Option<u64>) -> (usize, usize) {
+    /// `(max_systems, rounds, generations)` for a search bounded by `max_evals` (a fixed
+    /// amount of work, so that `--seed` gives the same front on any number of threads: 200
+    /// systems in 4 rounds, then 4 generations) or by time alone (no bound but the deadline).
+    pub fn caps(max_evals: Option<u64>) -> (usize, usize, usize) {
         if max_evals.is_some() {
-            (200, 4)
+            (200, 4, 4)
         } else {
-            (usize::MAX, 50)
+            (usize::MAX, 50, usize::MAX)
         }
     }
 }
@@ -87,6 +94,8 @@ pub struct Fitted {
     pub initial: Vec<Vec<f64>>,
     /// The training trajectories integrated from `initial`, scored.
     pub train: Score,
+    /// Each state's share of it: its squared residuals over its squared deviations.
+    pub state_nmse: Vec<f64>,
     /// The sum of the equations' complexities.
     pub complexity: usize,
 }
@@ -98,6 +107,8 @@ pub struct Counters {
     pub proposals: u64,
     /// Systems fitted through the integrator.
     pub systems: u64,
+    /// Systems of those bred by the third stage.
+    pub evolved: u64,
     /// Systems whose fit failed (a state that blew up, a step budget).
     pub failed: u64,
     /// Walks of the integration programs.
@@ -357,6 +368,10 @@ pub fn discover(
     let inputs = stage_inputs(data, settings.autonomous);
     let names: Vec<Names> = (0..d).map(|i| equation_names(&inputs, i)).collect();
     let mut counters = Counters::default();
+    let grammar = grammar_of(
+        &settings.search,
+        &slope_data(data, &smoothed, 0, settings.autonomous),
+    )?;
     let mut pools = Vec::new();
     for i in 0..d {
         progress(&format!(
@@ -405,81 +420,121 @@ pub fn discover(
     let systems = Systems {
         data,
         names: &names,
-        pools: &pools,
         smoothed: &smoothed,
         fit: &fit,
     };
-    let mut fitted: BTreeMap<Vec<usize>, Option<Fitted>> = BTreeMap::new();
-    let mut failures = Vec::new();
-    let accurate: Vec<usize> = pools
-        .iter()
-        .map(|p| {
-            (0..p.len())
-                .min_by(|&a, &b| p[a].1.total_cmp(&p[b].1))
-                .unwrap_or(0)
-        })
-        .collect();
-    let scored: Vec<usize> = pools.iter().map(|p| best_score(p)).collect();
-    let longest = pools.iter().map(Vec::len).max().unwrap_or(1);
-    let mut queue: Vec<Vec<usize>> = seeded.clone();
-    queue.extend([accurate.clone(), scored.clone()]);
-    queue.extend((0..longest).map(|r| pools.iter().map(|p| r.min(p.len() - 1)).collect()));
-    queue.extend(neighbours(&accurate, &pools));
-    queue.extend(neighbours(&scored, &pools));
-    for c in &seeded {
-        queue.extend(neighbours(c, &pools));
-    }
-    let mut expanded: BTreeSet<Vec<usize>> = [accurate, scored].into_iter().chain(seeded).collect();
+    let mut record = Record::default();
     let late =
         || interrupt.load(Ordering::Relaxed) || deadline.is_some_and(|end| Instant::now() >= end);
-    for round in 0..settings.rounds.max(1) {
-        let mut seen = BTreeSet::new();
-        queue.retain(|c| !fitted.contains_key(c) && seen.insert(c.clone()));
-        let room = settings.max_systems.saturating_sub(fitted.len());
-        queue.truncate(room);
-        if queue.is_empty() || late() {
-            break;
-        }
-        progress(&format!(
-            "fitting {} systems through the integrator (round {})",
-            queue.len(),
-            round + 1
-        ));
-        let results = systems.fit_all(&queue, settings.threads, &late, cancel.as_ref());
-        for (choice, r) in queue.drain(..).zip(results) {
-            counters.systems += 1;
+    // The second stage ends at three quarters of the time, leaving the rest to the third.
+    let combined =
+        deadline.map(|end| started + end.saturating_duration_since(started).mul_f64(0.75));
+    let combining = || late() || combined.is_some_and(|end| Instant::now() >= end);
+    combine(
+        &systems,
+        &pools,
+        &seeded,
+        settings,
+        &combining,
+        cancel.as_ref(),
+        &mut record,
+        progress,
+    );
+    let before = record.counters.systems;
+    let evolution = Evolution {
+        systems: &systems,
+        breeder: Breeder {
+            pools: &pools,
+            grammar: &grammar,
+            weights: &settings.search.weights,
+        },
+        seed: settings.search.seed,
+        threads: settings.threads,
+        generations: settings.generations,
+    };
+    evolution.run(&late, cancel.as_ref(), &mut record, progress);
+    record.counters.evolved = record.counters.systems - before;
+    let Record {
+        fitted,
+        counters: mut work,
+        failures,
+        ..
+    } = record;
+    work.proposals = counters.proposals;
+    Ok(Outcome {
+        front: front_of(fitted),
+        counters: work,
+        failures,
+        names,
+        widths: smoothed.iter().map(|s| s.width.clone()).collect(),
+        max_step: fit.max_step,
+    })
+}
+
+/// Every system fitted so far, and what it cost.
+#[derive(Default)]
+pub(super) struct Record {
+    /// The systems fitted, in the order they were fitted.
+    pub fitted: Vec<Fitted>,
+    /// The systems' structures (their keys) already fitted or failed: none is fitted twice.
+    pub seen: BTreeSet<String>,
+    /// The work done.
+    pub counters: Counters,
+    /// The first failures' reasons.
+    pub failures: Vec<String>,
+}
+
+impl Record {
+    /// Records the results of fitting `systems`; returns for each one `None` where it was not
+    /// run, `Some(None)` where its fit failed, and else its index in `fitted`.
+    pub fn add(
+        &mut self,
+        systems: &[Vec<Genome>],
+        results: Vec<SystemResult>,
+    ) -> Vec<Option<Option<usize>>> {
+        let mut at = Vec::with_capacity(systems.len());
+        for (genomes, r) in systems.iter().zip(results) {
             match r {
                 Some(Ok((f, walks))) => {
-                    counters.walks += walks as u64;
-                    fitted.insert(choice, Some(f));
+                    self.counters.systems += 1;
+                    self.counters.walks += walks as u64;
+                    self.seen.insert(system_key(genomes));
+                    self.fitted.push(f);
+                    at.push(Some(Some(self.fitted.len() - 1)));
                 }
                 Some(Err(e)) => {
-                    counters.failed += 1;
-                    if failures.len() < 5 {
-                        failures.push(e);
+                    self.counters.systems += 1;
+                    self.counters.failed += 1;
+                    if self.failures.len() < 5 {
+                        self.failures.push(e);
                     }
-                    fitted.insert(choice, None);
+                    self.seen.insert(system_key(genomes));
+                    at.push(Some(None));
                 }
-                None => counters.systems -= 1,
+                None => at.push(None),
             }
         }
-        // Next: the swaps around the best system not yet expanded.
-        let next = fitted
-            .iter()
-            .filter(|(c, f)| f.is_some() && !expanded.contains(*c))
-            .min_by(|a, b| {
-                let la = a.1.as_ref().map_or(f64::INFINITY, |f| f.train.mse);
-                let lb = b.1.as_ref().map_or(f64::INFINITY, |f| f.train.mse);
-                la.total_cmp(&lb)
-            })
-            .map(|(c, _)| c.clone());
-        if let Some(c) = next {
-            queue.extend(neighbours(&c, &pools));
-            expanded.insert(c);
-        }
+        at
     }
+}
+
+/// A system's structure: its right-hand sides with the constants blanked.
+pub(super) fn system_key(genomes: &[Genome]) -> String {
+    let mut s = String::new();
+    for g in genomes {
+        for e in g.lets.iter().chain(std::iter::once(&g.body)) {
+            s.push_str(&key(e));
+            s.push(';');
+        }
+        s.push('|');
+    }
+    s
+}
+
+/// The Pareto front of `fitted`: complexity against the integrated training MSE.
+fn front_of(fitted: Vec<Fitted>) -> Vec<Fitted> {
     let mut best: BTreeMap<usize, Fitted> = BTreeMap::new();
-    for f in fitted.into_values().flatten() {
+    for f in fitted {
         if !f.train.mse.is_finite() {
             continue;
         }
@@ -496,14 +551,111 @@ pub fn discover(
             front.push(f);
         }
     }
-    Ok(Outcome {
-        front,
-        counters,
-        failures,
-        names,
-        widths: smoothed.iter().map(|s| s.width.clone()).collect(),
-        max_step: fit.max_step,
-    })
+    front
+}
+
+/// The second stage: systems assembled from the pools. The most accurate choice, the choice
+/// of best score, the diagonal of ranks, the seeds and every system one swap away from them
+/// are fitted; then, round by round, the swaps around the best system not yet expanded.
+#[allow(clippy::too_many_arguments)]
+fn combine(
+    systems: &Systems,
+    pools: &[Vec<(Genome, f64)>],
+    seeded: &[Vec<usize>],
+    settings: &Settings,
+    late: &(dyn Fn() -> bool + Sync),
+    cancel: Option<&Arc<AtomicBool>>,
+    record: &mut Record,
+    progress: &dyn Fn(&str),
+) {
+    let accurate: Vec<usize> = pools
+        .iter()
+        .map(|p| {
+            (0..p.len())
+                .min_by(|&a, &b| p[a].1.total_cmp(&p[b].1))
+                .unwrap_or(0)
+        })
+        .collect();
+    let scored: Vec<usize> = pools.iter().map(|p| best_score(p)).collect();
+    let longest = pools.iter().map(Vec::len).max().unwrap_or(1);
+    let mut queue: Vec<Vec<usize>> = seeded.to_vec();
+    queue.extend([accurate.clone(), scored.clone()]);
+    queue.extend((0..longest).map(|r| pools.iter().map(|p| r.min(p.len() - 1)).collect()));
+    queue.extend(neighbours(&accurate, pools));
+    queue.extend(neighbours(&scored, pools));
+    for c in seeded {
+        queue.extend(neighbours(c, pools));
+    }
+    let mut expanded: BTreeSet<Vec<usize>> = [accurate, scored]
+        .into_iter()
+        .chain(seeded.iter().cloned())
+        .collect();
+    // The training MSE of each choice fitted (infinite where its fit failed).
+    let mut tried: BTreeMap<Vec<usize>, f64> = BTreeMap::new();
+    let genomes_of = |c: &[usize]| -> Vec<Genome> {
+        c.iter()
+            .enumerate()
+            .map(|(i, &j)| pools[i][j].0.clone())
+            .collect()
+    };
+    for round in 0..settings.rounds.max(1) {
+        let mut seen = BTreeSet::new();
+        queue.retain(|c| !tried.contains_key(c) && seen.insert(c.clone()));
+        let room = settings.max_systems.saturating_sub(tried.len());
+        queue.truncate(room);
+        if queue.is_empty() || late() {
+            break;
+        }
+        progress(&format!(
+            "fitting {} systems through the integrator (round {})",
+            queue.len(),
+            round + 1
+        ));
+        let genomes: Vec<Vec<Genome>> = queue.iter().map(|c| genomes_of(c)).collect();
+        let results = systems.fit_all(&genomes, settings.threads, late, cancel);
+        let at = record.add(&genomes, results);
+        for (choice, k) in queue.drain(..).zip(at) {
+            match k {
+                None => {}
+                Some(Some(k)) => {
+                    tried.insert(choice, record.fitted[k].train.mse);
+                }
+                Some(None) => {
+                    tried.insert(choice, f64::INFINITY);
+                }
+            }
+        }
+        // Next: the swaps around the best system not yet expanded.
+        let next = tried
+            .iter()
+            .filter(|(c, l)| l.is_finite() && !expanded.contains(*c))
+            .min_by(|a, b| a.1.total_cmp(b.1))
+            .map(|(c, _)| c.clone());
+        if let Some(c) = next {
+            queue.extend(neighbours(&c, pools));
+            expanded.insert(c);
+        }
+    }
+}
+
+/// State `i`'s squared residuals over its squared deviations from its mean, over `trajs`.
+fn state_nmse(paths: &super::simulate::Paths, trajs: &[Trajectory], i: usize) -> f64 {
+    let all: Vec<f64> = trajs.iter().flat_map(|t| t.x[i].iter().copied()).collect();
+    let mean = all.iter().sum::<f64>() / all.len().max(1) as f64;
+    let (mut ssr, mut sst) = (0.0, 0.0);
+    for (p, tr) in paths.iter().zip(trajs) {
+        for (a, b) in p[i].iter().zip(&tr.x[i]) {
+            ssr += (a - b) * (a - b);
+            sst += (b - mean) * (b - mean);
+        }
+    }
+    if sst > 0.0 {
+        ssr / sst
+    } else if ssr > 0.0 {
+        f64::INFINITY
+    } else {
+        0.0
+    }
 }
 
 /// Every choice one swap away from `c`.
@@ -521,23 +673,23 @@ fn neighbours(c: &[usize], pools: &[Vec<(Genome, f64)>]) -> Vec<Vec<usize>> {
     out
 }
 
-/// What the second stage fits systems from.
-struct Systems<'a> {
+/// What systems are fitted on.
+pub(super) struct Systems<'a> {
     data: &'a OdeData,
     names: &'a [Names],
-    pools: &'a [Vec<(Genome, f64)>],
     smoothed: &'a [Smoothed],
     fit: &'a FitOptions,
 }
 
-type SystemResult = Option<Result<(Fitted, usize), String>>;
+pub(super) type SystemResult = Option<Result<(Fitted, usize), String>>;
 
 impl Systems<'_> {
-    /// Fits the systems of `choices` over `threads` workers, in order; `None` for one not
-    /// started before `late()`.
-    fn fit_all(
+    /// Fits the systems `choices` (one right-hand side per state, their constants the fit's
+    /// starting values) over `threads` workers, in order; `None` for one not started before
+    /// `late()`.
+    pub(super) fn fit_all(
         &self,
-        choices: &[Vec<usize>],
+        choices: &[Vec<Genome>],
         threads: usize,
         late: &(dyn Fn() -> bool + Sync),
         cancel: Option<&Arc<AtomicBool>>,
@@ -567,17 +719,13 @@ impl Systems<'_> {
         out.into_inner().expect("no worker panics")
     }
 
-    /// Fits the system that takes member `choice[i]` of state `i`'s pool.
+    /// Fits the system of right-hand sides `genomes`.
     fn fit_one(
         &self,
         session: &mut Session<f64>,
-        choice: &[usize],
+        genomes: &[Genome],
     ) -> Result<(Fitted, usize), String> {
-        let genomes: Vec<&Genome> = choice
-            .iter()
-            .enumerate()
-            .map(|(i, &j)| &self.pools[i][j].0)
-            .collect();
+        let genomes: Vec<&Genome> = genomes.iter().collect();
         let system = system_of(self.data, self.names, &genomes);
         let theta: Vec<f64> = genomes.iter().flat_map(|g| g.constants()).collect();
         let shooting = Shooting::new(&system, &self.data.train, self.fit)?;
@@ -593,6 +741,9 @@ impl Systems<'_> {
             self.fit.limits,
         )?;
         let train = score(&paths, &self.data.train);
+        let state_nmse = (0..genomes.len())
+            .map(|i| state_nmse(&paths, &self.data.train, i))
+            .collect();
         let mut values = f.params.iter().copied();
         let equations = genomes
             .iter()
@@ -615,6 +766,7 @@ impl Systems<'_> {
                 params: f.params,
                 initial: f.initial,
                 train,
+                state_nmse,
             },
             f.walks,
         ))

@@ -6,6 +6,7 @@
 //! | --- | --- |
 //! | `data.rs` | trajectories from a CSV, with clear errors |
 //! | `discover.rs` | the search: right-hand sides proposed per state, systems fitted by integration |
+//! | `evolve.rs` | the third stage: systems bred as systems (islands, per-state changes) |
 //! | `grid.rs` | the Runge-Kutta steps across the observed times |
 //! | `program.rs` | a system as programs that integrate it (a `loop` of RK4 steps) |
 //! | `report.rs` | the front as a table and JSON; a plot per trajectory |
@@ -15,6 +16,7 @@
 
 pub mod data;
 pub mod discover;
+pub mod evolve;
 pub mod grid;
 pub mod program;
 pub mod report;

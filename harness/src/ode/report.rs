@@ -294,6 +294,7 @@ pub fn summary_json(
         "proposals": c.proposals,
         "systems_fitted": c.systems,
         "systems_failed": c.failed,
+        "systems_evolved": c.evolved,
         "walks": c.walks,
         "integrator": "rk4",
         "max_step": outcome.max_step,

@@ -126,6 +126,28 @@ pub fn rng_for(seed: u64, parts: &[u64]) -> SplitMix {
     r
 }
 
+/// The grammar of the built-in proposer for `options` over `data`'s inputs.
+pub fn grammar_of(options: &Options, data: &Data) -> Result<Grammar, String> {
+    let ops = options.op_set()?;
+    let count_inputs = data.count_columns(options.max_count_value);
+    let iterate = match options.iterate {
+        super::options::Iterate::Auto => !count_inputs.is_empty(),
+        super::options::Iterate::On => true,
+        super::options::Iterate::Off => false,
+    };
+    Ok(Grammar {
+        ops,
+        inputs: data.inputs.len(),
+        count_inputs,
+        max_fixed_count: options.max_fixed_count,
+        iterate,
+        share: options.share,
+        max_size: options.max_complexity,
+        // The genome's own code recurses over trees: keep them far from the stack's end.
+        max_depth: options.max_depth.min(MAX_DEPTH),
+    })
+}
+
 /// A running search: all its islands in this process, or one of them (a worker of a search
 /// spread over processes, [`Engine::island`]).
 pub struct Engine {
@@ -212,24 +234,7 @@ impl Engine {
         seeds: Vec<Candidate>,
         islands: Vec<usize>,
     ) -> Result<Engine, String> {
-        let ops = options.op_set()?;
-        let count_inputs = data.count_columns(options.max_count_value);
-        let iterate = match options.iterate {
-            super::options::Iterate::Auto => !count_inputs.is_empty(),
-            super::options::Iterate::On => true,
-            super::options::Iterate::Off => false,
-        };
-        let grammar = Grammar {
-            ops,
-            inputs: data.inputs.len(),
-            count_inputs,
-            max_fixed_count: options.max_fixed_count,
-            iterate,
-            share: options.share,
-            max_size: options.max_complexity,
-            // The genome's own code recurses over trees: keep them far from the stack's end.
-            max_depth: options.max_depth.min(MAX_DEPTH),
-        };
+        let grammar = grammar_of(&options, &data)?;
         let names = Names::new(&data.inputs);
         let fit_rows = sample_rows(&data, options.fit_rows, options.seed);
         let test_rows = data
