@@ -537,3 +537,95 @@ fn seeded_systems_are_fitted_and_one_that_blows_up_is_recorded() {
     let e = String::from_utf8_lossy(&out.stderr);
     assert!(e.contains("bad.jsonl:1") && e.contains("`src.v`"), "{e}");
 }
+
+/// The outside proposer with systems: every line answered in order (bad ones with their
+/// error), its systems fitted and on the front, the front sent after each batch.
+#[test]
+fn an_outside_proposer_of_systems_is_answered_line_by_line() {
+    let d = dir("proposer");
+    // Lotka-Volterra: the example proposer's quadratic systems hold it.
+    let f = |x: &[f64]| vec![x[0] * (1.0 - 0.5 * x[1]), x[1] * (-0.8 + 0.4 * x[0])];
+    let train = d.join("train.csv");
+    write_csv(
+        &train,
+        &["x", "y"],
+        &f,
+        &[vec![1.5, 1.0]],
+        Sampling {
+            end: 10.0,
+            gap: 0.1,
+            noise: 0.0,
+            seed: 9,
+        },
+    );
+    let log = d.join("proposer.log");
+    let _ = std::fs::remove_file(&log);
+    let proposer = format!(
+        "python3 {}/../examples/ode/system_proposer.py --malformed --rounds 3 --log {}",
+        env!("CARGO_MANIFEST_DIR"),
+        log.display()
+    );
+    let v = json_of(&ndvm(&[
+        "search",
+        "--data",
+        train.to_str().unwrap(),
+        "--time",
+        "t",
+        "--target",
+        "x,y",
+        "--autonomous",
+        "--proposer",
+        &proposer,
+        "--proposer-only",
+        "--budget",
+        "60",
+        "--threads",
+        "2",
+        "--format",
+        "json",
+    ]));
+    let lines: Vec<Value> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let task = &lines[0]["task"];
+    assert_eq!(task["mode"], "ode");
+    assert_eq!(task["states"], serde_json::json!(["x", "y"]));
+    assert_eq!(task["reads"], serde_json::json!(["x", "y"]));
+    let answer = |id: &str| {
+        lines
+            .iter()
+            .find(|l| l["id"] == id)
+            .unwrap_or_else(|| panic!("no answer for {id}: {lines:?}"))
+    };
+    let error = |id: &str| answer(id)["error"].as_str().unwrap_or("").to_string();
+    assert!(
+        error("missing-state").contains("`src.y`"),
+        "{}",
+        error("missing-state")
+    );
+    assert!(
+        error("unparseable").contains("is not a program"),
+        "{}",
+        error("unparseable")
+    );
+    assert!(!error("blows-up").is_empty());
+    assert!(lines.iter().any(|l| l["error"]
+        .as_str()
+        .is_some_and(|e| e.contains("not a JSON line"))));
+    // The quadratic system fits the data: its answer carries the member's fields.
+    let quad = answer("first-1");
+    assert!(quad["error"].is_null(), "{quad}");
+    assert!(quad["train"]["r2"].as_f64().unwrap() > 0.99, "{quad}");
+    assert!(quad["equations"]["x"]["infix"].is_string());
+    assert!(quad["initial"].is_object() && quad["params"].is_object());
+    assert!(lines.iter().filter(|l| l.get("front").is_some()).count() >= 3);
+    let s = &v["summary"];
+    assert_eq!(s["proposer"]["bad_lines"], 3, "{s}");
+    assert_eq!(s["stopped"], "proposer", "{s}");
+    assert!(s["systems_outside"].as_u64().unwrap() >= 6, "{s}");
+    assert_eq!(s["proposals"], 0, "{s}");
+    let m = members(&v, "none");
+    assert!(m.iter().any(|&(_, tr, _)| tr > 0.999), "{m:?}");
+}

@@ -120,6 +120,7 @@ pub fn _ode_search<'py>(
         max_systems: Settings::caps(max_evals).0,
         rounds: Settings::caps(max_evals).1,
         generations: Settings::caps(max_evals).2,
+        proposer_only: false,
     };
     let budget = match (budget, max_evals) {
         (Some(b), _) => Some(b),
@@ -130,7 +131,7 @@ pub fn _ode_search<'py>(
     let deadline = budget.map(|b| started + Duration::from_secs_f64(b * 0.9));
     let interrupt = Arc::new(AtomicBool::new(false));
     let outcome = py
-        .detach(|| discover::discover(&data, &settings, deadline, &interrupt, None, &|_| {}))
+        .detach(|| discover::discover(&data, &settings, deadline, &interrupt, None, None, &|_| {}))
         .map_err(value_error)?;
     let rows = py.detach(|| report::rows(&data, &outcome, settings.fit.limits));
     let stopped = if budget.is_some() {
@@ -144,6 +145,7 @@ pub fn _ode_search<'py>(
         &settings,
         started.elapsed().as_secs_f64(),
         stopped,
+        None,
     );
     let front: Vec<_> = rows.iter().map(|r| report::member_json(&data, r)).collect();
     let out = json!({"summary": summary, "front": front});

@@ -3,11 +3,13 @@
 use super::search::SearchArgs;
 use crate::ode::data::{self, Columns, OdeData, Trajectory};
 use crate::ode::discover::{self, Settings};
+use crate::ode::outside::{Outside, SystemFeed};
 use crate::ode::report::{self, Row};
 use crate::ode::shoot::FitOptions;
 use crate::ode::simulate::simulate;
 use crate::schedule;
 use crate::search::options::Iterate;
+use crate::search::proposer::{ProposerStatus, StreamLimits};
 use runtime_cpu::Session;
 use std::io::Write;
 use std::path::Path;
@@ -22,8 +24,8 @@ fn refuse(args: &SearchArgs) -> Result<(), String> {
     if args.resume.is_some() {
         bad.push("--resume");
     }
-    if args.proposer.is_some() {
-        bad.push("--proposer");
+    if args.proposer_only && args.proposer.is_none() {
+        return Err("--proposer-only needs --proposer".into());
     }
     if bad.is_empty() {
         Ok(())
@@ -92,6 +94,7 @@ pub fn run(args: &SearchArgs) -> Result<ExitCode, String> {
         max_systems: Settings::caps(args.max_evals).0,
         rounds: Settings::caps(args.max_evals).1,
         generations: Settings::caps(args.max_evals).2,
+        proposer_only: args.proposer_only,
     };
     let started = Instant::now();
     let budget = match (args.budget, args.max_evals) {
@@ -112,14 +115,40 @@ pub fn run(args: &SearchArgs) -> Result<ExitCode, String> {
             b.set_message(m.to_string());
         }
     };
+    let mut outside = match &args.proposer {
+        Some(cmd) => Some(Outside::start(
+            cmd,
+            &data,
+            discover::stage_inputs(&data, args.autonomous),
+            settings.search.op_set()?.names(),
+            args.autonomous,
+            (
+                discover::max_step(&settings.fit, &data),
+                settings.fit.limits,
+            ),
+            (
+                Duration::from_secs_f64(args.proposer_timeout.max(0.01)),
+                StreamLimits {
+                    max_line: args.proposer_max_line,
+                    queue: args.proposer_queue,
+                },
+                args.proposer_only,
+            ),
+            Arc::clone(&interrupt),
+        )?),
+        None => None,
+    };
     let outcome = discover::discover(
         &data,
         &settings,
         deadline,
         &interrupt,
         Some(Arc::clone(&halt)),
+        outside.as_mut().map(|o| o as &mut dyn SystemFeed),
         &say,
-    )?;
+    );
+    let proposer = outside.as_mut().map(Outside::finish);
+    let outcome = outcome?;
     drop(timer);
     say("scoring the front");
     let mut session = Session::<f64>::new();
@@ -131,6 +160,8 @@ pub fn run(args: &SearchArgs) -> Result<ExitCode, String> {
     }
     let stopped = if interrupt.load(Ordering::Relaxed) {
         "interrupted"
+    } else if args.proposer_only && deadline.is_none_or(|end| Instant::now() < end) {
+        "proposer"
     } else if budget.is_some() {
         "budget"
     } else {
@@ -143,6 +174,7 @@ pub fn run(args: &SearchArgs) -> Result<ExitCode, String> {
         &settings,
         started.elapsed().as_secs_f64(),
         stopped,
+        proposer.as_ref().map(ProposerStatus::json),
     );
     let mut out = std::io::stdout().lock();
     if args.format == "json" {
@@ -164,6 +196,14 @@ pub fn run(args: &SearchArgs) -> Result<ExitCode, String> {
             started.elapsed().as_secs_f64(),
             threads
         );
+        if let Some(p) = &proposer {
+            let _ = writeln!(
+                out,
+                "outside proposer: {}; {} of its systems fitted",
+                p.describe(),
+                c.outside
+            );
+        }
         let _ = writeln!(
             out,
             "\nPareto front (complexity against the integrated trajectories' MSE, {} \

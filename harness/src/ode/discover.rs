@@ -18,6 +18,7 @@
 
 use super::data::{OdeData, Trajectory};
 use super::evolve::{Breeder, Evolution};
+use super::outside::SystemFeed;
 use super::program::System;
 use super::shoot::{FitOptions, Shooting};
 use super::simulate::{score, simulate, Score};
@@ -34,7 +35,7 @@ use runtime_cpu::Session;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// The settings of an ODE search.
 #[derive(Clone, Debug)]
@@ -57,6 +58,9 @@ pub struct Settings {
     pub generations: usize,
     /// Systems to fit first (`--seed-programs`): one right-hand side per state.
     pub seeds: Vec<Vec<Genome>>,
+    /// Only the outside proposer proposes (`--proposer-only`): no first, second or third
+    /// stage.
+    pub proposer_only: bool,
 }
 
 impl Settings {
@@ -109,6 +113,8 @@ pub struct Counters {
     pub systems: u64,
     /// Systems of those bred by the third stage.
     pub evolved: u64,
+    /// Systems of those from the outside proposer.
+    pub outside: u64,
     /// Systems whose fit failed (a state that blew up, a step budget).
     pub failed: u64,
     /// Walks of the integration programs.
@@ -142,7 +148,6 @@ pub fn read_seeds(
     autonomous: bool,
 ) -> Result<Vec<Vec<Genome>>, String> {
     let inputs = stage_inputs(data, autonomous);
-    let states = &data.columns.states;
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
@@ -151,68 +156,83 @@ pub fn read_seeds(
         let at = format!("{file}:{}", i + 1);
         let v: serde_json::Value =
             serde_json::from_str(line).map_err(|e| format!("{at}: not a JSON line: {e}"))?;
-        let mut init = std::collections::HashMap::new();
-        if let Some(m) = v.get("init") {
-            let m = m
-                .as_object()
-                .ok_or_else(|| format!("{at}: `init` is not an object of constants' values"))?;
-            for (k, x) in m {
-                let x = x
-                    .as_f64()
-                    .ok_or_else(|| format!("{at}: `init.{k}` is not a number"))?;
-                init.insert(k.clone(), x);
-            }
-        }
-        let srcs: Vec<String> = match v.get("src") {
-            Some(serde_json::Value::Object(m)) => {
-                if let Some(k) = m.keys().find(|k| !states.contains(k)) {
-                    return Err(format!(
-                        "{at}: `src.{k}`: `{k}` is not a state ({})",
-                        states.join(", ")
-                    ));
-                }
-                states
-                    .iter()
-                    .map(|s| {
-                        m.get(s)
-                            .and_then(serde_json::Value::as_str)
-                            .map(str::to_string)
-                            .ok_or_else(|| format!("{at}: `src.{s}`: no right-hand side (a string) for state `{s}`"))
-                    })
-                    .collect::<Result<_, _>>()?
-            }
-            Some(serde_json::Value::Array(a)) if a.len() == states.len() => a
-                .iter()
-                .enumerate()
-                .map(|(j, x)| {
-                    x.as_str()
-                        .map(str::to_string)
-                        .ok_or_else(|| format!("{at}: `src[{j}]` is not a string"))
-                })
-                .collect::<Result<_, _>>()?,
-            _ => {
-                return Err(format!(
-                    "{at}: a system is {{\"src\": {{STATE: PROGRAM, ...}}, \"init\": {{...}}}} or \
-                     {{\"src\": [PROGRAM, ...]}} with one program per state ({})",
-                    states.join(", ")
-                ))
-            }
-        };
-        let mut system = Vec::new();
-        for (s, src) in states.iter().zip(&srcs) {
-            let g =
-                crate::search::convert::to_genome(src, &inputs, &[], &init).ok_or_else(|| {
-                    format!(
-                    "{at}: the right-hand side of `{s}`, `{src}`, is not a program of the search's \
-                     grammar over {} (+ - * /, the operators of --ops, pow, min, max, let)",
-                    inputs.join(", ")
-                )
-                })?;
-            system.push(g);
-        }
-        out.push(system);
+        out.push(
+            parse_system(&v, &data.columns.states, &inputs).map_err(|e| format!("{at}: {e}"))?,
+        );
     }
     Ok(out)
+}
+
+/// A system as a JSON object (a `--seed-programs` line, an outside proposer's line):
+/// `{"src": {STATE: PROGRAM, ...}, "init": {NAME: VALUE, ...}}` or `"src": [PROGRAM, ...]` in
+/// the order of `states`, each program over `inputs` (the states, the time, the measured
+/// inputs).
+pub fn parse_system(
+    v: &serde_json::Value,
+    states: &[String],
+    inputs: &[String],
+) -> Result<Vec<Genome>, String> {
+    let mut init = std::collections::HashMap::new();
+    if let Some(m) = v.get("init") {
+        let m = m
+            .as_object()
+            .ok_or("`init` is not an object of constants' values")?;
+        for (k, x) in m {
+            let x = x
+                .as_f64()
+                .ok_or_else(|| format!("`init.{k}` is not a number"))?;
+            init.insert(k.clone(), x);
+        }
+    }
+    let srcs: Vec<String> = match v.get("src") {
+        Some(serde_json::Value::Object(m)) => {
+            if let Some(k) = m.keys().find(|k| !states.contains(k)) {
+                return Err(format!(
+                    "`src.{k}`: `{k}` is not a state ({})",
+                    states.join(", ")
+                ));
+            }
+            states
+                .iter()
+                .map(|s| {
+                    m.get(s)
+                        .and_then(serde_json::Value::as_str)
+                        .map(str::to_string)
+                        .ok_or_else(|| {
+                            format!("`src.{s}`: no right-hand side (a string) for state `{s}`")
+                        })
+                })
+                .collect::<Result<_, _>>()?
+        }
+        Some(serde_json::Value::Array(a)) if a.len() == states.len() => a
+            .iter()
+            .enumerate()
+            .map(|(j, x)| {
+                x.as_str()
+                    .map(str::to_string)
+                    .ok_or_else(|| format!("`src[{j}]` is not a string"))
+            })
+            .collect::<Result<_, _>>()?,
+        _ => {
+            return Err(format!(
+                "a system is {{\"src\": {{STATE: PROGRAM, ...}}, \"init\": {{...}}}} or \
+                 {{\"src\": [PROGRAM, ...]}} with one program per state ({})",
+                states.join(", ")
+            ))
+        }
+    };
+    let mut system = Vec::new();
+    for (s, src) in states.iter().zip(&srcs) {
+        let g = crate::search::convert::to_genome(src, inputs, &[], &init).ok_or_else(|| {
+            format!(
+                "the right-hand side of `{s}`, `{src}`, is not a program of the search's grammar \
+                 over {} (+ - * /, the operators of --ops, pow, min, max, let)",
+                inputs.join(", ")
+            )
+        })?;
+        system.push(g);
+    }
+    Ok(system)
 }
 
 /// The first stage's inputs, in order: the states, the time (unless autonomous), the inputs.
@@ -360,6 +380,7 @@ pub fn discover(
     deadline: Option<Instant>,
     interrupt: &Arc<AtomicBool>,
     cancel: Option<Arc<AtomicBool>>,
+    feed: Option<&mut dyn SystemFeed>,
     progress: &dyn Fn(&str),
 ) -> Result<Outcome, String> {
     let started = Instant::now();
@@ -367,11 +388,60 @@ pub fn discover(
     let d = data.columns.states.len();
     let inputs = stage_inputs(data, settings.autonomous);
     let names: Vec<Names> = (0..d).map(|i| equation_names(&inputs, i)).collect();
-    let mut counters = Counters::default();
+    let mut proposals = 0;
     let grammar = grammar_of(
         &settings.search,
         &slope_data(data, &smoothed, 0, settings.autonomous),
     )?;
+    let fit = FitOptions {
+        max_step: max_step(&settings.fit, data),
+        ..settings.fit.clone()
+    };
+    // Where each segment starts: the smoothed states.
+    let systems = Systems {
+        data,
+        names: &names,
+        smoothed: &smoothed,
+        fit: &fit,
+    };
+    let mut record = Record::default();
+    let late =
+        || interrupt.load(Ordering::Relaxed) || deadline.is_some_and(|end| Instant::now() >= end);
+    let mut outside = feed.map(|feed| Outsiders {
+        feed,
+        names: &names,
+        threads: settings.threads,
+    });
+    let outcome = |record: Record, proposals: u64| {
+        let Record {
+            fitted,
+            counters: mut work,
+            failures,
+            ..
+        } = record;
+        work.proposals = proposals;
+        Outcome {
+            front: front_of(&fitted).into_iter().cloned().collect(),
+            counters: work,
+            failures,
+            names: names.clone(),
+            widths: smoothed.iter().map(|s| s.width.clone()).collect(),
+            max_step: fit.max_step,
+        }
+    };
+    if settings.proposer_only {
+        // Only the outside proposer proposes: its systems are fitted as they come, until it
+        // ends or the time is spent.
+        if let Some(o) = outside.as_mut() {
+            o.feed.heard();
+            while !late() && o.feed.alive() {
+                let wait = deadline.unwrap_or_else(|| Instant::now() + Duration::from_secs(1));
+                progress("fitting the outside proposer's systems");
+                o.poll(Some(wait), &systems, &mut record, &late, cancel.as_ref());
+            }
+        }
+        return Ok(outcome(record, 0));
+    }
     let mut pools = Vec::new();
     for i in 0..d {
         progress(&format!(
@@ -385,7 +455,7 @@ pub fn discover(
             started + share * (i as u32 + 1)
         });
         let (pool, evals) = propose(data, &smoothed, i, settings, until, interrupt)?;
-        counters.proposals += evals;
+        proposals += evals;
         if pool.is_empty() {
             return Err(format!(
                 "no right-hand side was found for d{}/dt",
@@ -408,24 +478,10 @@ pub fn discover(
             .collect();
         seeded.push(choice);
     }
-    let fit = FitOptions {
-        max_step: if settings.fit.max_step.is_finite() {
-            settings.fit.max_step
-        } else {
-            super::grid::median_gap(&data.train)
-        },
-        ..settings.fit.clone()
-    };
-    // Where each segment starts: the smoothed states.
-    let systems = Systems {
-        data,
-        names: &names,
-        smoothed: &smoothed,
-        fit: &fit,
-    };
-    let mut record = Record::default();
-    let late =
-        || interrupt.load(Ordering::Relaxed) || deadline.is_some_and(|end| Instant::now() >= end);
+    // The proposer's silence counts from here: the first stage does not read it.
+    if let Some(o) = outside.as_mut() {
+        o.feed.heard();
+    }
     // The second stage ends at three quarters of the time, leaving the rest to the third.
     let combined =
         deadline.map(|end| started + end.saturating_duration_since(started).mul_f64(0.75));
@@ -438,6 +494,7 @@ pub fn discover(
         &combining,
         cancel.as_ref(),
         &mut record,
+        outside.as_mut(),
         progress,
     );
     let before = record.counters.systems;
@@ -452,23 +509,87 @@ pub fn discover(
         threads: settings.threads,
         generations: settings.generations,
     };
-    evolution.run(&late, cancel.as_ref(), &mut record, progress);
-    record.counters.evolved = record.counters.systems - before;
-    let Record {
-        fitted,
-        counters: mut work,
-        failures,
-        ..
-    } = record;
-    work.proposals = counters.proposals;
-    Ok(Outcome {
-        front: front_of(fitted),
-        counters: work,
-        failures,
-        names,
-        widths: smoothed.iter().map(|s| s.width.clone()).collect(),
-        max_step: fit.max_step,
-    })
+    evolution.run(
+        &late,
+        cancel.as_ref(),
+        &mut record,
+        outside.as_mut(),
+        progress,
+    );
+    record.counters.evolved = record.counters.systems - before - record.counters.outside;
+    Ok(outcome(record, proposals))
+}
+
+/// The largest Runge-Kutta step: `--max-step`, else the median gap between observations.
+pub fn max_step(fit: &FitOptions, data: &OdeData) -> f64 {
+    if fit.max_step.is_finite() {
+        fit.max_step
+    } else {
+        super::grid::median_gap(&data.train)
+    }
+}
+
+/// The outside proposer as the stages see it.
+pub(super) struct Outsiders<'a, 'f> {
+    feed: &'f mut dyn SystemFeed,
+    names: &'a [Names],
+    threads: usize,
+}
+
+impl Outsiders<'_, '_> {
+    /// Takes the proposer's systems (waiting until `wait` for one), fits them, answers each
+    /// in the order they came and sends the front; returns where those fitted are in
+    /// `record.fitted`. A system from outside is always fitted, even one whose structure was.
+    pub fn poll(
+        &mut self,
+        wait: Option<Instant>,
+        systems: &Systems,
+        record: &mut Record,
+        late: &(dyn Fn() -> bool + Sync),
+        cancel: Option<&Arc<AtomicBool>>,
+    ) -> Vec<usize> {
+        let got = self.feed.take(wait);
+        if got.is_empty() {
+            return Vec::new();
+        }
+        let batch: Vec<Vec<Genome>> = got
+            .iter()
+            .filter_map(|p| p.system.as_ref().ok().cloned())
+            .collect();
+        let results = systems.fit_all(&batch, self.threads, late, cancel);
+        let errors: Vec<Option<String>> = results
+            .iter()
+            .map(|r| match r {
+                Some(Err(e)) => Some(e.clone()),
+                _ => None,
+            })
+            .collect();
+        let at = record.add(&batch, results);
+        record.counters.outside += at.iter().filter(|a| a.is_some()).count() as u64;
+        let mut fitted = Vec::new();
+        let mut j = 0;
+        for p in &got {
+            let answer = match &p.system {
+                Err(e) => Err(e.clone()),
+                Ok(_) => {
+                    let a = match at[j] {
+                        Some(Some(k)) => {
+                            fitted.push(k);
+                            Ok(&record.fitted[k])
+                        }
+                        Some(None) => Err(errors[j].clone().unwrap_or_default()),
+                        None => Err("the search ended before it was fitted".to_string()),
+                    };
+                    j += 1;
+                    a
+                }
+            };
+            self.feed.answer(p, answer, self.names);
+        }
+        let front: Vec<Fitted> = front_of(&record.fitted).into_iter().cloned().collect();
+        self.feed.front(&front, self.names);
+        fitted
+    }
 }
 
 /// Every system fitted so far, and what it cost.
@@ -532,8 +653,8 @@ pub(super) fn system_key(genomes: &[Genome]) -> String {
 }
 
 /// The Pareto front of `fitted`: complexity against the integrated training MSE.
-fn front_of(fitted: Vec<Fitted>) -> Vec<Fitted> {
-    let mut best: BTreeMap<usize, Fitted> = BTreeMap::new();
+fn front_of(fitted: &[Fitted]) -> Vec<&Fitted> {
+    let mut best: BTreeMap<usize, &Fitted> = BTreeMap::new();
     for f in fitted {
         if !f.train.mse.is_finite() {
             continue;
@@ -545,7 +666,7 @@ fn front_of(fitted: Vec<Fitted>) -> Vec<Fitted> {
             }
         }
     }
-    let mut front: Vec<Fitted> = Vec::new();
+    let mut front: Vec<&Fitted> = Vec::new();
     for f in best.into_values() {
         if front.last().is_none_or(|b| f.train.mse < b.train.mse) {
             front.push(f);
@@ -566,6 +687,7 @@ fn combine(
     late: &(dyn Fn() -> bool + Sync),
     cancel: Option<&Arc<AtomicBool>>,
     record: &mut Record,
+    mut outside: Option<&mut Outsiders>,
     progress: &dyn Fn(&str),
 ) {
     let accurate: Vec<usize> = pools
@@ -603,6 +725,9 @@ fn combine(
         queue.retain(|c| !tried.contains_key(c) && seen.insert(c.clone()));
         let room = settings.max_systems.saturating_sub(tried.len());
         queue.truncate(room);
+        if let Some(o) = outside.as_deref_mut() {
+            o.poll(None, systems, record, late, cancel);
+        }
         if queue.is_empty() || late() {
             break;
         }

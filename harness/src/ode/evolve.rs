@@ -22,7 +22,7 @@
 //! generation, island and child, so a search bounded by generations gives the same systems on
 //! any number of threads.
 
-use super::discover::{system_key, Fitted, Record, Systems};
+use super::discover::{system_key, Fitted, Outsiders, Record, Systems};
 use crate::rng::SplitMix;
 use crate::search::engine::rng_for;
 use crate::search::expr::Genome;
@@ -69,6 +69,30 @@ pub(super) struct Evolution<'a> {
     pub generations: usize,
 }
 
+/// Orders systems by fitness, then by when they were fitted.
+fn by_fitness(a: &usize, b: &usize, fitted: &[Fitted]) -> std::cmp::Ordering {
+    fitness(&fitted[*a])
+        .total_cmp(&fitness(&fitted[*b]))
+        .then(a.cmp(b))
+}
+
+/// Puts system `new` on `island`: in a free place, else in place of the least fit member
+/// when it is fitter.
+fn join(island: &mut Vec<usize>, new: usize, fitted: &[Fitted]) {
+    if !fitness(&fitted[new]).is_finite() {
+        return;
+    }
+    if island.len() < POPULATION {
+        island.push(new);
+    } else if let Some(worst) =
+        (0..island.len()).max_by(|&a, &b| by_fitness(&island[a], &island[b], fitted))
+    {
+        if by_fitness(&new, &island[worst], fitted).is_lt() {
+            island[worst] = new;
+        }
+    }
+}
+
 /// A system's fitness: lower is fitter.
 fn fitness(f: &Fitted) -> f64 {
     if f.train.nmse.is_finite() {
@@ -86,13 +110,9 @@ impl Evolution<'_> {
         late: &(dyn Fn() -> bool + Sync),
         cancel: Option<&Arc<AtomicBool>>,
         record: &mut Record,
+        mut outside: Option<&mut Outsiders>,
         progress: &dyn Fn(&str),
     ) {
-        let by_fitness = |a: &usize, b: &usize, fitted: &[Fitted]| {
-            fitness(&fitted[*a])
-                .total_cmp(&fitness(&fitted[*b]))
-                .then(a.cmp(b))
-        };
         let mut order: Vec<usize> = (0..record.fitted.len())
             .filter(|&k| fitness(&record.fitted[k]).is_finite())
             .collect();
@@ -118,7 +138,24 @@ impl Evolution<'_> {
             .collect();
         let mut idle = 0;
         for generation in 0..self.generations {
-            if late() || idle >= 3 {
+            if late() {
+                break;
+            }
+            // The outside proposer's systems join the islands in turn.
+            if let Some(o) = outside.as_deref_mut() {
+                for (n, new) in o
+                    .poll(None, self.systems, record, late, cancel)
+                    .into_iter()
+                    .enumerate()
+                {
+                    join(
+                        &mut islands[(generation + n) % ISLANDS],
+                        new,
+                        &record.fitted,
+                    );
+                }
+            }
+            if idle >= 3 {
                 break;
             }
             let mut children = Vec::new();
@@ -155,19 +192,8 @@ impl Evolution<'_> {
             let results = self.systems.fit_all(&children, self.threads, late, cancel);
             let at = record.add(&children, results);
             for (k, a) in home.into_iter().zip(at) {
-                let Some(Some(new)) = a else { continue };
-                if !fitness(&record.fitted[new]).is_finite() {
-                    continue;
-                }
-                let island = &mut islands[k];
-                if island.len() < POPULATION {
-                    island.push(new);
-                } else if let Some(worst) = (0..island.len())
-                    .max_by(|&a, &b| by_fitness(&island[a], &island[b], &record.fitted))
-                {
-                    if by_fitness(&new, &island[worst], &record.fitted).is_lt() {
-                        island[worst] = new;
-                    }
+                if let Some(Some(new)) = a {
+                    join(&mut islands[k], new, &record.fitted);
                 }
             }
             if (generation + 1) % MIGRATE_EVERY == 0 && ISLANDS > 1 {

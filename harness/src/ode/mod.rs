@@ -8,6 +8,7 @@
 //! | `discover.rs` | the search: right-hand sides proposed per state, systems fitted by integration |
 //! | `evolve.rs` | the third stage: systems bred as systems (islands, per-state changes) |
 //! | `grid.rs` | the Runge-Kutta steps across the observed times |
+//! | `outside.rs` | systems from an outside proposer (the search's JSON-lines protocol) |
 //! | `program.rs` | a system as programs that integrate it (a `loop` of RK4 steps) |
 //! | `report.rs` | the front as a table and JSON; a plot per trajectory |
 //! | `shoot.rs` | multiple shooting: constants and starting states by Levenberg-Marquardt |
@@ -18,6 +19,7 @@ pub mod data;
 pub mod discover;
 pub mod evolve;
 pub mod grid;
+pub mod outside;
 pub mod program;
 pub mod report;
 pub mod shoot;

@@ -281,6 +281,7 @@ pub fn summary_json(
     settings: &Settings,
     seconds: f64,
     stopped: &str,
+    proposer: Option<Value>,
 ) -> Value {
     let c = &outcome.counters;
     json!({
@@ -295,6 +296,8 @@ pub fn summary_json(
         "systems_fitted": c.systems,
         "systems_failed": c.failed,
         "systems_evolved": c.evolved,
+        "systems_outside": c.outside,
+        "proposer": proposer,
         "walks": c.walks,
         "integrator": "rk4",
         "max_step": outcome.max_step,

@@ -92,12 +92,21 @@ impl ProposerStatus {
     }
 }
 
-/// A running outside proposer.
-pub struct Outside {
+/// A line of the proposer's output as the stream reads it.
+pub enum Raw {
+    /// A line (without its end).
+    Line(String),
+    /// A line longer than the cap, dropped as it was read: its length in bytes.
+    TooLong(u64),
+}
+
+/// A running outside process that speaks JSON lines: its input and output on threads of their
+/// own, bounded both ways, with its silence timed and its lines counted. What its lines mean is
+/// its user's ([`Outside`] for the search's candidates, the ODE search's systems).
+pub struct Stream {
     child: Child,
     to: Option<SyncSender<String>>,
     from: Receiver<Event>,
-    inputs: Vec<String>,
     timeout: Duration,
     last_heard: Instant,
     limits: StreamLimits,
@@ -110,6 +119,12 @@ pub struct Outside {
     only: bool,
     ended: Option<String>,
     interrupt: Arc<AtomicBool>,
+}
+
+/// A running outside proposer of the search's candidates.
+pub struct Outside {
+    stream: Stream,
+    inputs: Vec<String>,
 }
 
 /// Splits a command line into words: whitespace separates, single and double quotes group,
@@ -148,16 +163,16 @@ pub fn words(cmd: &str) -> Result<Vec<String>, String> {
     Ok(out)
 }
 
-impl Outside {
-    /// Starts `cmd` and sends it the task line; waiting for it ends early once `interrupt` is
-    /// set.
+impl Stream {
+    /// Starts `cmd` and sends it `task`, its first line; waiting for it ends early once
+    /// `interrupt` is set.
     pub fn start(
         cmd: &str,
-        engine: &Engine,
+        task: &Value,
         timeout: Duration,
         limits: StreamLimits,
         interrupt: Arc<AtomicBool>,
-    ) -> Result<Outside, String> {
+    ) -> Result<Stream, String> {
         let argv = words(cmd)?;
         let mut child = Command::new(&argv[0])
             .args(&argv[1..])
@@ -199,20 +214,11 @@ impl Outside {
             }
             let _ = tx.send(Event::Closed);
         });
-        let d = &engine.data;
-        let task = json!({"task": {
-            "inputs": d.inputs,
-            "target": d.target,
-            "rows": d.train.rows(),
-            "tests": d.tests.iter().map(|t| t.name.clone()).collect::<Vec<_>>(),
-            "ops": engine.grammar.ops.names(),
-        }});
         let _ = to.send(task.to_string());
-        Ok(Outside {
+        Ok(Stream {
             child,
             to: Some(to),
             from,
-            inputs: d.inputs.clone(),
             timeout,
             last_heard: Instant::now(),
             limits,
@@ -228,7 +234,7 @@ impl Outside {
     }
 
     /// Marks this proposer as the only one (`--proposer-only`), for what it is told.
-    pub fn only(mut self, only: bool) -> Outside {
+    pub fn only(mut self, only: bool) -> Stream {
         self.only = only;
         self
     }
@@ -237,7 +243,8 @@ impl Outside {
         self.interrupt.load(Ordering::Relaxed)
     }
 
-    fn send(&mut self, v: Value) {
+    /// Sends `v` as a line; a proposer that stopped reading its input is given up.
+    pub fn send(&mut self, v: Value) {
         if let Some(to) = &self.to {
             if let Err(mpsc::TrySendError::Full(_)) = to.try_send(v.to_string()) {
                 self.end(format!(
@@ -253,7 +260,7 @@ impl Outside {
         self.end_as(why, false);
     }
 
-    /// [`Outside::end`]; `at_end` when the search itself is over (nothing to warn of).
+    /// [`Stream::end`]; `at_end` when the search itself is over (nothing to warn of).
     fn end_as(&mut self, why: String, at_end: bool) {
         if self.ended.is_some() {
             return;
@@ -306,40 +313,122 @@ impl Outside {
         }
     }
 
-    fn event(&mut self, e: Event, out: &mut Vec<Incoming>) -> bool {
+    fn event(&mut self, e: Event, out: &mut Vec<Raw>) -> bool {
         match e {
-            Event::Line(l) => self.incoming(l, out),
+            Event::Line(l) => {
+                self.last_heard = Instant::now();
+                if !l.trim().is_empty() {
+                    self.lines += 1;
+                    out.push(Raw::Line(l));
+                }
+            }
             Event::TooLong(bytes) => {
                 self.last_heard = Instant::now();
                 self.lines += 1;
                 self.bad += 1;
                 self.too_long += 1;
-                out.push(Incoming::Bad {
-                    id: None,
-                    src: None,
-                    error: format!(
-                        "a line of {bytes} bytes, longer than the {} the search reads \
-                         (--proposer-max-line)",
-                        self.limits.max_line
-                    ),
-                });
+                out.push(Raw::TooLong(bytes));
             }
             Event::Closed => return false,
         }
         true
     }
 
-    fn incoming(&mut self, line: String, out: &mut Vec<Incoming>) {
+    /// Counts a line its user found to be no candidate.
+    pub fn bad_line(&mut self) {
+        self.bad += 1;
+    }
+
+    /// The error that answers a line longer than the cap.
+    pub fn too_long_error(&self, bytes: u64) -> String {
+        format!(
+            "a line of {bytes} bytes, longer than the {} the search reads (--proposer-max-line)",
+            self.limits.max_line
+        )
+    }
+
+    /// Sends an answer to a line.
+    pub fn answer(&mut self, v: Value) {
+        self.answered += 1;
+        self.send(v);
+    }
+
+    /// Restarts the silence clock: the time the search spent on its own work is not the
+    /// proposer's.
+    pub fn heard(&mut self) {
         self.last_heard = Instant::now();
-        if line.trim().is_empty() {
-            return;
+    }
+
+    /// False once the proposer has exited, closed its output or gone silent.
+    pub fn alive(&self) -> bool {
+        self.ended.is_none()
+    }
+
+    /// The lines that came since the last call; with `wait`, blocks until at least one comes,
+    /// the proposer is found gone or silent, or that instant. At most a queue's worth a call.
+    pub fn take(&mut self, wait: Option<Instant>) -> Vec<Raw> {
+        let mut out = Vec::new();
+        if self.ended.is_some() {
+            return out;
         }
-        self.lines += 1;
-        let item = parse_line(&line, &self.inputs, Origin::Proposer);
-        if matches!(item, Incoming::Bad { .. }) {
-            self.bad += 1;
+        // At most a queue's worth a batch: a proposer faster than the search waits.
+        let most = self.limits.queue.max(1);
+        while out.len() < most {
+            match self.from.try_recv() {
+                Ok(e) => {
+                    if !self.event(e, &mut out) {
+                        self.end("closed its output".into());
+                        return out;
+                    }
+                }
+                Err(TryRecvError::Disconnected) => {
+                    self.end("closed its output".into());
+                    return out;
+                }
+                Err(TryRecvError::Empty) => break,
+            }
         }
-        out.push(item);
+        if !out.is_empty() {
+            return out;
+        }
+        if let Some(until) = wait {
+            let silent_at = self.last_heard.checked_add(self.timeout).unwrap_or(until);
+            let limit = silent_at.min(until);
+            // In slices, so that Ctrl-C is seen while waiting.
+            while out.is_empty() && Instant::now() < limit && !self.interrupted() {
+                let slice = limit
+                    .saturating_duration_since(Instant::now())
+                    .min(Duration::from_millis(100));
+                match self.from.recv_timeout(slice) {
+                    Ok(e) => {
+                        let mut open = self.event(e, &mut out);
+                        // Whatever else came with it joins the batch.
+                        while open && out.len() < most {
+                            match self.from.try_recv() {
+                                Ok(e) => open = self.event(e, &mut out),
+                                Err(_) => break,
+                            }
+                        }
+                        if !open {
+                            self.end("closed its output".into());
+                            break;
+                        }
+                    }
+                    Err(RecvTimeoutError::Disconnected) => {
+                        self.end("closed its output".into());
+                        break;
+                    }
+                    Err(RecvTimeoutError::Timeout) => {}
+                }
+            }
+        }
+        if out.is_empty() && self.ended.is_none() && self.last_heard.elapsed() >= self.timeout {
+            self.end(format!(
+                "sent nothing for {:.1} s (--proposer-timeout)",
+                self.timeout.as_secs_f64()
+            ));
+        }
+        out
     }
 }
 
@@ -447,75 +536,65 @@ pub fn parse_line(line: &str, inputs: &[String], origin: Origin) -> Incoming {
     }
 }
 
+impl Outside {
+    /// Starts `cmd` and sends it the search's task; waiting for it ends early once `interrupt`
+    /// is set.
+    pub fn start(
+        cmd: &str,
+        engine: &Engine,
+        timeout: Duration,
+        limits: StreamLimits,
+        interrupt: Arc<AtomicBool>,
+    ) -> Result<Outside, String> {
+        let d = &engine.data;
+        let task = json!({"task": {
+            "inputs": d.inputs,
+            "target": d.target,
+            "rows": d.train.rows(),
+            "tests": d.tests.iter().map(|t| t.name.clone()).collect::<Vec<_>>(),
+            "ops": engine.grammar.ops.names(),
+        }});
+        Ok(Outside {
+            stream: Stream::start(cmd, &task, timeout, limits, interrupt)?,
+            inputs: d.inputs.clone(),
+        })
+    }
+
+    /// Marks this proposer as the only one (`--proposer-only`), for what it is told.
+    pub fn only(mut self, only: bool) -> Outside {
+        self.stream = self.stream.only(only);
+        self
+    }
+
+    /// Stops the proposer at the end of the search and says how it fared.
+    pub fn finish(&mut self) -> ProposerStatus {
+        self.stream.finish()
+    }
+}
+
 impl Feed for Outside {
     fn take(&mut self, wait: Option<Instant>) -> Vec<Incoming> {
-        let mut out = Vec::new();
-        if self.ended.is_some() {
-            return out;
-        }
-        // At most a queue's worth a batch: a proposer faster than the search waits.
-        let most = self.limits.queue.max(1);
-        while out.len() < most {
-            match self.from.try_recv() {
-                Ok(e) => {
-                    if !self.event(e, &mut out) {
-                        self.end("closed its output".into());
-                        return out;
+        let raw = self.stream.take(wait);
+        raw.into_iter()
+            .map(|r| match r {
+                Raw::Line(l) => {
+                    let item = parse_line(&l, &self.inputs, Origin::Proposer);
+                    if matches!(item, Incoming::Bad { .. }) {
+                        self.stream.bad_line();
                     }
+                    item
                 }
-                Err(TryRecvError::Disconnected) => {
-                    self.end("closed its output".into());
-                    return out;
-                }
-                Err(TryRecvError::Empty) => break,
-            }
-        }
-        if !out.is_empty() {
-            return out;
-        }
-        if let Some(until) = wait {
-            let silent_at = self.last_heard.checked_add(self.timeout).unwrap_or(until);
-            let limit = silent_at.min(until);
-            // In slices, so that Ctrl-C is seen while waiting.
-            while out.is_empty() && Instant::now() < limit && !self.interrupted() {
-                let slice = limit
-                    .saturating_duration_since(Instant::now())
-                    .min(Duration::from_millis(100));
-                match self.from.recv_timeout(slice) {
-                    Ok(e) => {
-                        let mut open = self.event(e, &mut out);
-                        // Whatever else came with it joins the batch.
-                        while open && out.len() < most {
-                            match self.from.try_recv() {
-                                Ok(e) => open = self.event(e, &mut out),
-                                Err(_) => break,
-                            }
-                        }
-                        if !open {
-                            self.end("closed its output".into());
-                            break;
-                        }
-                    }
-                    Err(RecvTimeoutError::Disconnected) => {
-                        self.end("closed its output".into());
-                        break;
-                    }
-                    Err(RecvTimeoutError::Timeout) => {}
-                }
-            }
-        }
-        if out.is_empty() && self.ended.is_none() && self.last_heard.elapsed() >= self.timeout {
-            self.end(format!(
-                "sent nothing for {:.1} s (--proposer-timeout)",
-                self.timeout.as_secs_f64()
-            ));
-        }
-        out
+                Raw::TooLong(bytes) => Incoming::Bad {
+                    id: None,
+                    src: None,
+                    error: self.stream.too_long_error(bytes),
+                },
+            })
+            .collect()
     }
 
     fn answer(&mut self, a: &Answer) {
-        self.answered += 1;
-        self.send(report::answer_json(a));
+        self.stream.answer(report::answer_json(a));
     }
 
     fn front(&mut self, front: &[&Member], engine: &Engine) {
@@ -523,18 +602,18 @@ impl Feed for Outside {
             .iter()
             .map(|m| report::member_json(engine, m))
             .collect();
-        self.send(json!({ "front": members }));
+        self.stream.send(json!({ "front": members }));
         // The proposer's silence counts from here: the time ndvm spent fitting its batch is
         // not the proposer's.
-        self.last_heard = Instant::now();
+        self.stream.heard();
     }
 
     fn alive(&self) -> bool {
-        self.ended.is_none()
+        self.stream.alive()
     }
 }
 
-impl Drop for Outside {
+impl Drop for Stream {
     fn drop(&mut self) {
         if self.ended.is_none() {
             let _ = self.child.kill();
