@@ -213,10 +213,12 @@ pub fn parse_system(
                     .ok_or_else(|| format!("`src[{j}]` is not a string"))
             })
             .collect::<Result<_, _>>()?,
+        Some(serde_json::Value::String(text)) => vector_parts(text, states.len())?,
         _ => {
             return Err(format!(
-                "a system is {{\"src\": {{STATE: PROGRAM, ...}}, \"init\": {{...}}}} or \
-                 {{\"src\": [PROGRAM, ...]}} with one program per state ({})",
+                "a system is {{\"src\": {{STATE: PROGRAM, ...}}, \"init\": {{...}}}}, \
+                 {{\"src\": [PROGRAM, ...]}} with one program per state ({}), or \
+                 {{\"src\": \"(vec PROGRAM ...)\"}}",
                 states.join(", ")
             ))
         }
@@ -233,6 +235,71 @@ pub fn parse_system(
         system.push(g);
     }
     Ok(system)
+}
+
+/// The right-hand sides of a system written as one program returning a vector,
+/// `(vec F1 F2 ...)` (or `list`) with one element per state; for one state, any program.
+fn vector_parts(text: &str, d: usize) -> Result<Vec<String>, String> {
+    let t = text.trim();
+    let body = ["(vec", "(list"]
+        .iter()
+        .find_map(|head| {
+            t.strip_prefix(head)
+                .filter(|rest| rest.starts_with(char::is_whitespace) || rest.starts_with('('))
+        })
+        .and_then(|rest| rest.strip_suffix(')'));
+    let Some(body) = body else {
+        return if d == 1 {
+            Ok(vec![t.to_string()])
+        } else {
+            Err(format!(
+                "`src` as one program returns a vector of the {d} right-hand sides: \
+                 (vec F1 F2 ...)"
+            ))
+        };
+    };
+    // The elements: the top-level forms and atoms of `body`.
+    let mut parts = Vec::new();
+    let (mut depth, mut start) = (0usize, None);
+    for (i, c) in body.char_indices() {
+        match c {
+            '(' => {
+                if depth == 0 {
+                    start = Some(i);
+                }
+                depth += 1;
+            }
+            ')' => {
+                depth = depth.checked_sub(1).ok_or("`src`: a `)` without its `(`")?;
+                if depth == 0 {
+                    parts.push(body[start.take().unwrap_or(i)..=i].to_string());
+                }
+            }
+            c if c.is_whitespace() && depth == 0 => {
+                if let Some(s) = start.take() {
+                    parts.push(body[s..i].to_string());
+                }
+            }
+            _ => {
+                if depth == 0 && start.is_none() {
+                    start = Some(i);
+                }
+            }
+        }
+    }
+    if depth != 0 {
+        return Err("`src`: a `(` without its `)`".into());
+    }
+    if let Some(s) = start {
+        parts.push(body[s..].to_string());
+    }
+    if parts.len() != d {
+        return Err(format!(
+            "`src` returns a vector of {} elements for {d} states",
+            parts.len()
+        ));
+    }
+    Ok(parts)
 }
 
 /// The first stage's inputs, in order: the states, the time (unless autonomous), the inputs.
@@ -895,5 +962,39 @@ impl Systems<'_> {
             },
             f.walks,
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_system_is_an_object_a_list_or_one_program_returning_a_vector() {
+        let states = vec!["x".to_string(), "y".to_string()];
+        let inputs = states.clone();
+        let parse = |line: &str| {
+            let v: serde_json::Value = serde_json::from_str(line).unwrap();
+            parse_system(&v, &states, &inputs)
+        };
+        let object = parse(r#"{"src": {"x": "(* a y)", "y": "(- x)"}, "init": {"a": 2}}"#).unwrap();
+        let list = parse(r#"{"src": ["(* a y)", "(- x)"], "init": {"a": 2}}"#).unwrap();
+        let vector = parse(r#"{"src": "(vec (* a y) (- x))", "init": {"a": 2}}"#).unwrap();
+        assert_eq!(object, list);
+        assert_eq!(object, vector);
+        assert_eq!(object[0].constants(), [2.0]);
+        assert_eq!(
+            parse(r#"{"src": "(list y (- x))"}"#).unwrap()[0],
+            parse(r#"{"src": ["y", "x"]}"#).unwrap()[0]
+        );
+        let err = |line: &str| parse(line).unwrap_err();
+        assert!(err(r#"{"src": "(vec y)"}"#).contains("1 elements for 2 states"));
+        assert!(err(r#"{"src": "(* a y)"}"#).contains("(vec F1 F2 ...)"));
+        assert!(err(r#"{"src": "(vec (* a y) (- x)"}"#).contains("without its"));
+        assert!(err(r#"{"src": {"x": "y"}}"#).contains("`src.y`"));
+        assert!(err(r#"{"src": {"x": "y", "y": "x", "z": "1"}}"#).contains("`z` is not a state"));
+        assert!(err(r#"{"src": {"x": "y", "y": "x"}, "init": {"a": "one"}}"#).contains("init.a"));
+        assert!(err(r#"{"src": ["(+ a", "x"]}"#).contains("is not a program"));
+        assert!(err(r#"{"id": 3}"#).contains("a system is"));
     }
 }
