@@ -629,3 +629,125 @@ fn an_outside_proposer_of_systems_is_answered_line_by_line() {
     let m = members(&v, "none");
     assert!(m.iter().any(|&(_, tr, _)| tr > 0.999), "{m:?}");
 }
+
+/// `--out` keeps a checkpoint that `--resume` continues: the third stage goes on from its
+/// islands (the same systems from two copies of one checkpoint), nothing on the earlier front
+/// is lost, and other data or a settings flag is refused.
+#[test]
+fn a_search_resumed_from_its_checkpoint_goes_on_and_loses_nothing() {
+    let d = dir("resume");
+    let f = |x: &[f64]| vec![x[1], -1.5 * x[0] - 0.2 * x[1]];
+    let train = d.join("train.csv");
+    write_csv(
+        &train,
+        &["x", "v"],
+        &f,
+        &[vec![1.0, 0.0]],
+        Sampling {
+            end: 8.0,
+            gap: 0.1,
+            noise: 0.0,
+            seed: 3,
+        },
+    );
+    let first = d.join("first");
+    let _ = std::fs::remove_dir_all(&first);
+    let search = |extra: &[&str]| {
+        let mut a = vec![
+            "search",
+            "--data",
+            train.to_str().unwrap(),
+            "--time",
+            "t",
+            "--target",
+            "x,v",
+            "--max-evals",
+            "200",
+            "--threads",
+            "2",
+            "--format",
+            "json",
+        ];
+        a.extend_from_slice(extra);
+        ndvm(&a)
+    };
+    let v = json_of(&search(&[
+        "--autonomous",
+        "--seed",
+        "4",
+        "--out",
+        first.to_str().unwrap(),
+    ]));
+    let checkpoint: Value =
+        serde_json::from_str(&std::fs::read_to_string(first.join("checkpoint.json")).unwrap())
+            .unwrap();
+    assert_eq!(checkpoint["mode"], "ode");
+    assert_eq!(checkpoint["generation"], 4);
+    let copy = d.join("copy");
+    let _ = std::fs::remove_dir_all(&copy);
+    std::fs::create_dir_all(&copy).unwrap();
+    std::fs::copy(first.join("checkpoint.json"), copy.join("checkpoint.json")).unwrap();
+    let a = json_of(&search(&["--resume", first.to_str().unwrap()]));
+    let b = json_of(&search(&["--resume", copy.to_str().unwrap()]));
+    assert_eq!(
+        a["front"], b["front"],
+        "resuming one checkpoint twice differs"
+    );
+    let before = v["summary"]["systems_fitted"].as_u64().unwrap();
+    assert!(
+        a["summary"]["systems_fitted"].as_u64().unwrap() > before,
+        "{}",
+        a["summary"]
+    );
+    let again: Value =
+        serde_json::from_str(&std::fs::read_to_string(first.join("checkpoint.json")).unwrap())
+            .unwrap();
+    assert_eq!(again["generation"], 8);
+    // Every member of the earlier front is on the new one or beaten by one no larger.
+    let front = |v: &Value| -> Vec<(u64, f64)> {
+        v["front"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| {
+                (
+                    m["complexity"].as_u64().unwrap(),
+                    m["train_loss"].as_f64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    let now = front(&a);
+    for (c, l) in front(&v) {
+        assert!(
+            now.iter().any(|&(c2, l2)| c2 <= c && l2 <= l),
+            "({c}, {l}) lost: {now:?}"
+        );
+    }
+    // A settings flag, or other data, is refused.
+    let out = search(&["--resume", first.to_str().unwrap(), "--segment", "4"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--segment would change them"));
+    let other = d.join("other.csv");
+    // The same file without its last row.
+    let text = std::fs::read_to_string(&train).unwrap();
+    let rows: Vec<&str> = text.lines().collect();
+    std::fs::write(&other, rows[..rows.len() - 1].join("\n") + "\n").unwrap();
+    let out = ndvm(&[
+        "search",
+        "--data",
+        other.to_str().unwrap(),
+        "--time",
+        "t",
+        "--target",
+        "x,v",
+        "--resume",
+        first.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("made on other data"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

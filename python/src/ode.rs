@@ -5,7 +5,7 @@
 
 use crate::search::value_error;
 use harness::ode::data::{self, Columns, OdeData, Trajectory};
-use harness::ode::discover::{self, Settings};
+use harness::ode::discover::{self, Run, Settings};
 use harness::ode::grid::median_gap;
 use harness::ode::program::System;
 use harness::ode::report;
@@ -131,7 +131,21 @@ pub fn _ode_search<'py>(
     let deadline = budget.map(|b| started + Duration::from_secs_f64(b * 0.9));
     let interrupt = Arc::new(AtomicBool::new(false));
     let outcome = py
-        .detach(|| discover::discover(&data, &settings, deadline, &interrupt, None, None, &|_| {}))
+        .detach(|| {
+            discover::discover(
+                &data,
+                &settings,
+                Run {
+                    deadline,
+                    interrupt: &interrupt,
+                    cancel: None,
+                    feed: None,
+                    resume: None,
+                    save: &mut |_| {},
+                    progress: &|_| {},
+                },
+            )
+        })
         .map_err(value_error)?;
     let rows = py.detach(|| report::rows(&data, &outcome, settings.fit.limits));
     let stopped = if budget.is_some() {

@@ -1,8 +1,9 @@
 //! `ndvm search --time COL`: ODE discovery from trajectories (docs/ode.md).
 
 use super::search::SearchArgs;
+use crate::ode::checkpoint::{Checkpoint, Kept};
 use crate::ode::data::{self, Columns, OdeData, Trajectory};
-use crate::ode::discover::{self, Settings};
+use crate::ode::discover::{self, Run, Settings, Snapshot};
 use crate::ode::outside::{Outside, SystemFeed};
 use crate::ode::report::{self, Row};
 use crate::ode::shoot::FitOptions;
@@ -18,28 +19,15 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// The flags of `ndvm search` that ODE discovery does not take yet.
-fn refuse(args: &SearchArgs) -> Result<(), String> {
-    let mut bad = Vec::new();
-    if args.resume.is_some() {
-        bad.push("--resume");
-    }
-    if args.proposer_only && args.proposer.is_none() {
-        return Err("--proposer-only needs --proposer".into());
-    }
-    if bad.is_empty() {
-        Ok(())
-    } else {
-        Err(format!(
-            "{} cannot be used with --time yet (docs/ode.md)",
-            bad.join(", ")
-        ))
-    }
-}
+/// The settings flags of ODE discovery a checkpoint keeps (refused with `--resume`).
+const SETTINGS: &[&str] = &["segment", "max_step", "fixed_initial", "autonomous"];
 
 /// Runs ODE discovery.
 pub fn run(args: &SearchArgs) -> Result<ExitCode, String> {
-    refuse(args)?;
+    if args.proposer_only && args.proposer.is_none() {
+        return Err("--proposer-only needs --proposer".into());
+    }
+    super::search::refuse_settings(args, SETTINGS)?;
     let cols = Columns {
         time: args.time.clone().unwrap_or_default(),
         states: args
@@ -62,33 +50,65 @@ pub fn run(args: &SearchArgs) -> Result<ExitCode, String> {
     }
     let data = data::read_all(&args.data, &super::search::tests(args)?, &cols)?;
     let threads = args.threads.unwrap_or_else(schedule::cores).max(1);
-    let mut search = super::search::options(args)?;
-    search.iterate = Iterate::Off;
-    search.share = false;
+    let checkpoint = match &args.resume {
+        Some(dir) => {
+            let path = dir.join("checkpoint.json");
+            let text = std::fs::read_to_string(&path)
+                .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            let c: Checkpoint = serde_json::from_str(&text).map_err(|e| {
+                format!("{}: not a checkpoint of an ODE search: {e}", path.display())
+            })?;
+            Some(c)
+        }
+        None => None,
+    };
+    let (search, segment, max_step, fit_initial, autonomous) = match &checkpoint {
+        Some(c) => (
+            c.search.clone(),
+            c.segment,
+            c.max_step.unwrap_or(f64::INFINITY),
+            c.fit_initial,
+            c.autonomous,
+        ),
+        None => {
+            let mut search = super::search::options(args)?;
+            search.iterate = Iterate::Off;
+            search.share = false;
+            (
+                search,
+                args.segment,
+                args.max_step.unwrap_or(f64::INFINITY),
+                !args.fixed_initial,
+                args.autonomous,
+            )
+        }
+    };
+    let resumed = checkpoint.map(|c| c.resume(&data)).transpose()?;
     let seeds = match &args.seed_programs {
         Some(p) => {
             let file = p.display().to_string();
             let bytes = std::fs::read(p).map_err(|e| format!("cannot read {file}: {e}"))?;
             let text = crate::search::dataset::utf8(bytes, &file)?;
-            discover::read_seeds(&text, &file, &data, args.autonomous)?
+            discover::read_seeds(&text, &file, &data, autonomous)?
         }
         None => Vec::new(),
     };
+    let limits = crate::search::candidate::FitSettings {
+        max_steps: search.fit.max_steps.max(1) * 100,
+        ..search.fit.clone()
+    }
+    .limits();
     let settings = Settings {
         seeds,
         search,
         fit: FitOptions {
-            segment: args.segment,
-            max_step: args.max_step.unwrap_or(f64::INFINITY),
-            limits: crate::search::candidate::FitSettings {
-                max_steps: args.max_steps.max(1) * 100,
-                ..super::search::options(args)?.fit
-            }
-            .limits(),
-            fit_initial: !args.fixed_initial,
+            segment,
+            max_step,
+            limits,
+            fit_initial,
             ..FitOptions::default()
         },
-        autonomous: args.autonomous,
+        autonomous,
         threads,
         max_evals: args.max_evals.map(|n| n.div_ceil(cols.states.len() as u64)),
         max_systems: Settings::caps(args.max_evals).0,
@@ -115,13 +135,36 @@ pub fn run(args: &SearchArgs) -> Result<ExitCode, String> {
             b.set_message(m.to_string());
         }
     };
+    // The checkpoint: every 30 seconds of the third stage and at its end.
+    let out_dir = args.out.clone().or_else(|| args.resume.clone());
+    let kept = Kept {
+        columns: &data.columns,
+        autonomous,
+        search: &settings.search,
+        segment,
+        max_step,
+        fit_initial,
+    };
+    let mut saved = Instant::now();
+    let mut save_error = None;
+    let mut save = |s: Snapshot| {
+        let Some(dir) = &out_dir else { return };
+        if s.last || saved.elapsed() >= Duration::from_secs(30) {
+            saved = Instant::now();
+            let c = Checkpoint::of(&s, &kept, &data);
+            if let Err(e) = save_checkpoint(dir, &c) {
+                log::warn!("{e}");
+                save_error = Some(e);
+            }
+        }
+    };
     let mut outside = match &args.proposer {
         Some(cmd) => Some(Outside::start(
             cmd,
             &data,
-            discover::stage_inputs(&data, args.autonomous),
+            discover::stage_inputs(&data, autonomous),
             settings.search.op_set()?.names(),
-            args.autonomous,
+            autonomous,
             (
                 discover::max_step(&settings.fit, &data),
                 settings.fit.limits,
@@ -141,11 +184,15 @@ pub fn run(args: &SearchArgs) -> Result<ExitCode, String> {
     let outcome = discover::discover(
         &data,
         &settings,
-        deadline,
-        &interrupt,
-        Some(Arc::clone(&halt)),
-        outside.as_mut().map(|o| o as &mut dyn SystemFeed),
-        &say,
+        Run {
+            deadline,
+            interrupt: &interrupt,
+            cancel: Some(Arc::clone(&halt)),
+            feed: outside.as_mut().map(|o| o as &mut dyn SystemFeed),
+            resume: resumed,
+            save: &mut save,
+            progress: &say,
+        },
     );
     let proposer = outside.as_mut().map(Outside::finish);
     let outcome = outcome?;
@@ -215,13 +262,32 @@ pub fn run(args: &SearchArgs) -> Result<ExitCode, String> {
     }
     let _ = out.flush();
     drop(out);
-    if let Some(dir) = &args.out {
+    if let Some(e) = save_error {
+        eprintln!("error: {e} (the front above is the search's result)");
+        return Ok(ExitCode::from(3));
+    }
+    if let Some(dir) = &out_dir {
         if let Err(e) = write_outputs(dir, &data, &rows, &mut session, max_step, limits) {
             eprintln!("error: {e} (the front above is the search's result)");
             return Ok(ExitCode::from(3));
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Writes `c` to `DIR/checkpoint.json` (through a temporary file, so a failed write leaves
+/// the last checkpoint whole).
+fn save_checkpoint(dir: &Path, c: &Checkpoint) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let path = dir.join("checkpoint.json");
+    let tmp = dir.join("checkpoint.json.tmp");
+    let write = || -> std::io::Result<()> {
+        let mut file = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
+        serde_json::to_writer(&mut file, c)?;
+        file.flush()
+    };
+    write().map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
+    std::fs::rename(&tmp, &path).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
 fn write_outputs(

@@ -179,9 +179,10 @@ const SETTINGS: &[&str] = &[
 
 /// With `--resume`, the settings flags given (an error naming them), since the search goes on
 /// with the checkpoint's settings.
-fn refuse_settings(args: &SearchArgs) -> Result<(), String> {
+pub(super) fn refuse_settings(args: &SearchArgs, also: &[&str]) -> Result<(), String> {
     let given: Vec<String> = SETTINGS
         .iter()
+        .chain(also)
         .filter(|id| args.given.iter().any(|g| g == *id))
         .map(|id| format!("--{}", id.replace('_', "-")))
         .collect();
@@ -314,7 +315,7 @@ fn run(args: &SearchArgs) -> Result<ExitCode, String> {
     if args.time.is_some() {
         return super::ode::run(args);
     }
-    refuse_settings(args)?;
+    refuse_settings(args, &[])?;
     let cols = Columns {
         target: args.target.clone(),
         inputs: args.inputs.clone(),

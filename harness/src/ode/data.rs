@@ -37,7 +37,7 @@ impl Trajectory {
 }
 
 /// The columns of an ODE search.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Columns {
     /// The time.
     pub time: String,
@@ -58,6 +58,39 @@ pub struct OdeData {
     pub train: Vec<Trajectory>,
     /// Test sets by name, each one or more trajectories.
     pub tests: Vec<(String, Vec<Trajectory>)>,
+}
+
+impl OdeData {
+    /// A fingerprint of the columns and every training and test trajectory (FNV over their
+    /// names and the bits of their numbers), as 32 hexadecimal digits: a checkpoint keeps it so
+    /// that a search is never resumed on other data.
+    pub fn fingerprint(&self) -> String {
+        let mut h = crate::search::fnv::Fnv::default();
+        let c = &self.columns;
+        for name in std::iter::once(&c.time).chain(&c.states).chain(&c.inputs) {
+            h.text(name);
+        }
+        let set = |h: &mut crate::search::fnv::Fnv, trajs: &[Trajectory]| {
+            h.number(trajs.len() as f64);
+            for tr in trajs {
+                h.text(&tr.name);
+                h.number(tr.len() as f64);
+                for v in
+                    tr.t.iter()
+                        .chain(tr.x.iter().flatten())
+                        .chain(tr.u.iter().flatten())
+                {
+                    h.number(*v);
+                }
+            }
+        };
+        set(&mut h, &self.train);
+        for (name, trajs) in &self.tests {
+            h.text(name);
+            set(&mut h, trajs);
+        }
+        format!("{:032x}", h.0)
+    }
 }
 
 impl Columns {

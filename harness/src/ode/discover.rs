@@ -17,7 +17,7 @@
 //! Every system on the front is fitted and scored by integration; the slopes only propose.
 
 use super::data::{OdeData, Trajectory};
-use super::evolve::{Breeder, Evolution};
+use super::evolve::{Breeder, Evolution, Islands};
 use super::outside::SystemFeed;
 use super::program::System;
 use super::shoot::{FitOptions, Shooting};
@@ -105,7 +105,7 @@ pub struct Fitted {
 }
 
 /// Counts of the search's work.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Counters {
     /// First-stage candidates (all states).
     pub proposals: u64,
@@ -350,7 +350,7 @@ fn slope_data(data: &OdeData, smoothed: &[Smoothed], i: usize, autonomous: bool)
 }
 
 /// The names of state `i`'s equation: its constants `{c}{i}_{k}`, none equal to an input.
-fn equation_names(inputs: &[String], i: usize) -> Names {
+pub(super) fn equation_names(inputs: &[String], i: usize) -> Names {
     let mut n = Names::new(inputs);
     let mut prefix = format!("{}{i}_", n.param);
     while inputs.iter().any(|x| x.starts_with(&prefix)) {
@@ -361,7 +361,7 @@ fn equation_names(inputs: &[String], i: usize) -> Names {
 }
 
 /// A system of `equations` as the integrator reads it.
-fn system_of(data: &OdeData, names: &[Names], equations: &[&Genome]) -> System {
+pub(super) fn system_of(data: &OdeData, names: &[Names], equations: &[&Genome]) -> System {
     let c = &data.columns;
     let mut params = Vec::new();
     let mut rhs = Vec::new();
@@ -437,19 +437,40 @@ fn best_score(pool: &[(Genome, f64)]) -> usize {
     best.1
 }
 
-/// Runs the ODE search on `data` until `deadline` (the first stage takes half of the time).
+/// How a run of the ODE search is bounded and what it talks to besides its data.
+pub struct Run<'a> {
+    /// No system is started after this instant.
+    pub deadline: Option<Instant>,
+    /// Set by Ctrl-C: the search stops as at its deadline.
+    pub interrupt: &'a Arc<AtomicBool>,
+    /// Once set, stops the integration walks in progress.
+    pub cancel: Option<Arc<AtomicBool>>,
+    /// An outside proposer of systems.
+    pub feed: Option<&'a mut dyn SystemFeed>,
+    /// Where an earlier run stopped (`--resume`).
+    pub resume: Option<Resumed>,
+    /// Sees where the search stands after each generation of the third stage and at its end.
+    pub save: &'a mut dyn FnMut(Snapshot),
+    /// Says what the search is doing.
+    pub progress: &'a dyn Fn(&str),
+}
+
+/// Runs the ODE search on `data` until `deadline` (the first stage takes half of the time),
+/// or, given `resume`, continues the third stage of an earlier run. `save` sees where the
+/// search stands after each generation of the third stage and at its end.
 ///
 /// `cancel`, once set (at the deadline, by a signal), stops the integration walks in progress
 /// within a slice of their step budget; the systems they were fitting are dropped.
-pub fn discover(
-    data: &OdeData,
-    settings: &Settings,
-    deadline: Option<Instant>,
-    interrupt: &Arc<AtomicBool>,
-    cancel: Option<Arc<AtomicBool>>,
-    feed: Option<&mut dyn SystemFeed>,
-    progress: &dyn Fn(&str),
-) -> Result<Outcome, String> {
+pub fn discover(data: &OdeData, settings: &Settings, run: Run) -> Result<Outcome, String> {
+    let Run {
+        deadline,
+        interrupt,
+        cancel,
+        feed,
+        resume,
+        save,
+        progress,
+    } = run;
     let started = Instant::now();
     let smoothed: Vec<Smoothed> = data.train.iter().map(smooth).collect();
     let d = data.columns.states.len();
@@ -486,7 +507,7 @@ pub fn discover(
             failures,
             ..
         } = record;
-        work.proposals = proposals;
+        work.proposals += proposals;
         Outcome {
             front: front_of(&fitted).into_iter().cloned().collect(),
             counters: work,
@@ -509,6 +530,90 @@ pub fn discover(
         }
         return Ok(outcome(record, 0));
     }
+    let (pools, state) = match resume {
+        Some(r) => {
+            record = r.record;
+            (r.pools, Some(r.islands))
+        }
+        None => {
+            let pools = first_stages(
+                data,
+                settings,
+                &smoothed,
+                &systems,
+                (started, deadline),
+                interrupt,
+                cancel.as_ref(),
+                &mut record,
+                &mut proposals,
+                outside.as_mut(),
+                progress,
+            )?;
+            (pools, None)
+        }
+    };
+    let Some(state) = state.or_else(|| Islands::seeded(&record.fitted)) else {
+        return Ok(outcome(record, proposals));
+    };
+    let before = record.counters.systems;
+    let outside_before = record.counters.outside;
+    let evolution = Evolution {
+        systems: &systems,
+        breeder: Breeder {
+            pools: &pools,
+            grammar: &grammar,
+            weights: &settings.search.weights,
+        },
+        seed: settings.search.seed,
+        threads: settings.threads,
+        generations: settings.generations,
+    };
+    let mut after = |record: &Record, islands: &Islands| {
+        save(Snapshot {
+            pools: &pools,
+            record,
+            islands,
+            last: false,
+        })
+    };
+    let islands = evolution.run(
+        state,
+        &late,
+        cancel.as_ref(),
+        &mut record,
+        outside.as_mut(),
+        progress,
+        &mut after,
+    );
+    record.counters.evolved +=
+        record.counters.systems - before - (record.counters.outside - outside_before);
+    record.counters.proposals += proposals;
+    save(Snapshot {
+        pools: &pools,
+        record: &record,
+        islands: &islands,
+        last: true,
+    });
+    Ok(outcome(record, 0))
+}
+
+/// The first and second stages: each state's pool of right-hand sides proposed, then the
+/// systems assembled from them fitted (into `record`); returns the pools.
+#[allow(clippy::too_many_arguments)]
+fn first_stages(
+    data: &OdeData,
+    settings: &Settings,
+    smoothed: &[Smoothed],
+    systems: &Systems,
+    (started, deadline): (Instant, Option<Instant>),
+    interrupt: &Arc<AtomicBool>,
+    cancel: Option<&Arc<AtomicBool>>,
+    record: &mut Record,
+    proposals: &mut u64,
+    mut outside: Option<&mut Outsiders>,
+    progress: &dyn Fn(&str),
+) -> Result<Vec<Vec<(Genome, f64)>>, String> {
+    let d = data.columns.states.len();
     let mut pools = Vec::new();
     for i in 0..d {
         progress(&format!(
@@ -521,8 +626,8 @@ pub fn discover(
                 .mul_f64(0.5 / d as f64);
             started + share * (i as u32 + 1)
         });
-        let (pool, evals) = propose(data, &smoothed, i, settings, until, interrupt)?;
-        proposals += evals;
+        let (pool, evals) = propose(data, smoothed, i, settings, until, interrupt)?;
+        *proposals += evals;
         if pool.is_empty() {
             return Err(format!(
                 "no right-hand side was found for d{}/dt",
@@ -546,45 +651,42 @@ pub fn discover(
         seeded.push(choice);
     }
     // The proposer's silence counts from here: the first stage does not read it.
-    if let Some(o) = outside.as_mut() {
+    if let Some(o) = outside.as_deref_mut() {
         o.feed.heard();
     }
+    let late =
+        || interrupt.load(Ordering::Relaxed) || deadline.is_some_and(|end| Instant::now() >= end);
     // The second stage ends at three quarters of the time, leaving the rest to the third.
     let combined =
         deadline.map(|end| started + end.saturating_duration_since(started).mul_f64(0.75));
     let combining = || late() || combined.is_some_and(|end| Instant::now() >= end);
     combine(
-        &systems,
-        &pools,
-        &seeded,
-        settings,
-        &combining,
-        cancel.as_ref(),
-        &mut record,
-        outside.as_mut(),
-        progress,
+        systems, &pools, &seeded, settings, &combining, cancel, record, outside, progress,
     );
-    let before = record.counters.systems;
-    let evolution = Evolution {
-        systems: &systems,
-        breeder: Breeder {
-            pools: &pools,
-            grammar: &grammar,
-            weights: &settings.search.weights,
-        },
-        seed: settings.search.seed,
-        threads: settings.threads,
-        generations: settings.generations,
-    };
-    evolution.run(
-        &late,
-        cancel.as_ref(),
-        &mut record,
-        outside.as_mut(),
-        progress,
-    );
-    record.counters.evolved = record.counters.systems - before - record.counters.outside;
-    Ok(outcome(record, proposals))
+    Ok(pools)
+}
+
+/// Where a search stands, for a checkpoint: each state's pool, the systems fitted, the third
+/// stage's islands; `last` after the last generation of this run.
+pub struct Snapshot<'a> {
+    /// Each state's pool.
+    pub pools: &'a [Vec<(Genome, f64)>],
+    /// The systems fitted and the work done.
+    pub record: &'a Record,
+    /// The third stage's islands.
+    pub islands: &'a Islands,
+    /// True after this run's last generation.
+    pub last: bool,
+}
+
+/// What `--resume` continues: the pools, the systems fitted, the islands.
+pub struct Resumed {
+    /// Each state's pool.
+    pub pools: Vec<Vec<(Genome, f64)>>,
+    /// The systems fitted and the work done.
+    pub record: Record,
+    /// The third stage's islands.
+    pub islands: Islands,
 }
 
 /// The largest Runge-Kutta step: `--max-step`, else the median gap between observations.
@@ -661,7 +763,7 @@ impl Outsiders<'_, '_> {
 
 /// Every system fitted so far, and what it cost.
 #[derive(Default)]
-pub(super) struct Record {
+pub struct Record {
     /// The systems fitted, in the order they were fitted.
     pub fitted: Vec<Fitted>,
     /// The systems' structures (their keys) already fitted or failed: none is fitted twice.
@@ -721,22 +823,33 @@ pub(super) fn system_key(genomes: &[Genome]) -> String {
 
 /// The Pareto front of `fitted`: complexity against the integrated training MSE.
 fn front_of(fitted: &[Fitted]) -> Vec<&Fitted> {
-    let mut best: BTreeMap<usize, &Fitted> = BTreeMap::new();
-    for f in fitted {
+    front_indexes(fitted)
+        .into_iter()
+        .map(|k| &fitted[k])
+        .collect()
+}
+
+/// Where the members of the Pareto front of `fitted` are in it, by complexity.
+pub(super) fn front_indexes(fitted: &[Fitted]) -> Vec<usize> {
+    let mut best: BTreeMap<usize, usize> = BTreeMap::new();
+    for (k, f) in fitted.iter().enumerate() {
         if !f.train.mse.is_finite() {
             continue;
         }
         match best.get(&f.complexity) {
-            Some(b) if b.train.mse <= f.train.mse => {}
+            Some(&b) if fitted[b].train.mse <= f.train.mse => {}
             _ => {
-                best.insert(f.complexity, f);
+                best.insert(f.complexity, k);
             }
         }
     }
-    let mut front: Vec<&Fitted> = Vec::new();
-    for f in best.into_values() {
-        if front.last().is_none_or(|b| f.train.mse < b.train.mse) {
-            front.push(f);
+    let mut front: Vec<usize> = Vec::new();
+    for k in best.into_values() {
+        if front
+            .last()
+            .is_none_or(|&b| fitted[k].train.mse < fitted[b].train.mse)
+        {
+            front.push(k);
         }
     }
     front

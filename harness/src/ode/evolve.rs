@@ -102,25 +102,27 @@ fn fitness(f: &Fitted) -> f64 {
     }
 }
 
-impl Evolution<'_> {
-    /// Breeds until `late()` or the generations are spent, adding every system fitted to
-    /// `record`.
-    pub fn run(
-        &self,
-        late: &(dyn Fn() -> bool + Sync),
-        cancel: Option<&Arc<AtomicBool>>,
-        record: &mut Record,
-        mut outside: Option<&mut Outsiders>,
-        progress: &dyn Fn(&str),
-    ) {
-        let mut order: Vec<usize> = (0..record.fitted.len())
-            .filter(|&k| fitness(&record.fitted[k]).is_finite())
+/// Where the third stage stands: its islands (indexes into the record's systems) and the
+/// generations bred so far.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Islands {
+    /// Each island's systems.
+    pub islands: Vec<Vec<usize>>,
+    /// Generations bred so far.
+    pub generation: usize,
+}
+
+impl Islands {
+    /// The first islands: the fittest of `fitted` dealt in turn; `None` when none is fit.
+    pub fn seeded(fitted: &[Fitted]) -> Option<Islands> {
+        let mut order: Vec<usize> = (0..fitted.len())
+            .filter(|&k| fitness(&fitted[k]).is_finite())
             .collect();
         if order.is_empty() {
-            return;
+            return None;
         }
-        order.sort_by(|a, b| by_fitness(a, b, &record.fitted));
-        let mut islands: Vec<Vec<usize>> = (0..ISLANDS)
+        order.sort_by(|a, b| by_fitness(a, b, fitted));
+        let islands = (0..ISLANDS)
             .map(|k| {
                 let mine: Vec<usize> = order
                     .iter()
@@ -136,8 +138,35 @@ impl Evolution<'_> {
                 }
             })
             .collect();
+        Some(Islands {
+            islands,
+            generation: 0,
+        })
+    }
+}
+
+impl Evolution<'_> {
+    /// Breeds from `state` until `late()` or this run's generations are spent, adding every
+    /// system fitted to `record`; `after` sees the record and the islands after each
+    /// generation.
+    #[allow(clippy::too_many_arguments)]
+    pub fn run(
+        &self,
+        state: Islands,
+        late: &(dyn Fn() -> bool + Sync),
+        cancel: Option<&Arc<AtomicBool>>,
+        record: &mut Record,
+        mut outside: Option<&mut Outsiders>,
+        progress: &dyn Fn(&str),
+        after: &mut dyn FnMut(&Record, &Islands),
+    ) -> Islands {
+        let Islands {
+            mut islands,
+            generation: first,
+        } = state;
         let mut idle = 0;
-        for generation in 0..self.generations {
+        let mut generation = first;
+        while generation < first.saturating_add(self.generations) {
             if late() {
                 break;
             }
@@ -181,6 +210,7 @@ impl Evolution<'_> {
             }
             if children.is_empty() {
                 idle += 1;
+                generation += 1;
                 continue;
             }
             idle = 0;
@@ -218,6 +248,17 @@ impl Evolution<'_> {
                     }
                 }
             }
+            generation += 1;
+            let now = Islands {
+                islands,
+                generation,
+            };
+            after(record, &now);
+            islands = now.islands;
+        }
+        Islands {
+            islands,
+            generation,
         }
     }
 }

@@ -4,6 +4,7 @@
 //!
 //! | file | what |
 //! | --- | --- |
+//! | `checkpoint.rs` | the checkpoint `--resume` continues |
 //! | `data.rs` | trajectories from a CSV, with clear errors |
 //! | `discover.rs` | the search: right-hand sides proposed per state, systems fitted by integration |
 //! | `evolve.rs` | the third stage: systems bred as systems (islands, per-state changes) |
@@ -15,6 +16,7 @@
 //! | `simulate.rs` | a fitted system integrated across trajectories, and its R^2 |
 //! | `smooth.rs` | smoothed states and slopes (local cubics, widths by cross-validation) |
 
+pub mod checkpoint;
 pub mod data;
 pub mod discover;
 pub mod evolve;
