@@ -13,6 +13,7 @@
 //! 3. **Evolution** ([`super::evolve`]): the fitted systems seed islands that breed systems
 //!    as systems (per-state swaps between parents, pool picks, crossing between states and
 //!    the search's own mutations), each child fitted through the integrator.
+//! 4. **Pruning**: every system one term smaller than a member of the front is fitted.
 //!
 //! Every system on the front is fitted and scored by integration; the slopes only propose.
 
@@ -106,6 +107,7 @@ pub struct Fitted {
 
 /// Counts of the search's work.
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct Counters {
     /// First-stage candidates (all states).
     pub proposals: u64,
@@ -113,6 +115,8 @@ pub struct Counters {
     pub systems: u64,
     /// Systems of those bred by the third stage.
     pub evolved: u64,
+    /// Systems of those tried with a term of the front's members left out.
+    pub pruned: u64,
     /// Systems of those from the outside proposer.
     pub outside: u64,
     /// Systems whose fit failed (a state that blew up, a step budget).
@@ -576,9 +580,12 @@ pub fn discover(data: &OdeData, settings: &Settings, run: Run) -> Result<Outcome
             last: false,
         })
     };
+    // The last tenth of the time is left to pruning the front.
+    let pruning = deadline.map(|end| end - end.saturating_duration_since(started).mul_f64(0.1));
+    let breeding = || late() || pruning.is_some_and(|at| Instant::now() >= at);
     let islands = evolution.run(
         state,
-        &late,
+        &breeding,
         cancel.as_ref(),
         &mut record,
         outside.as_mut(),
@@ -587,6 +594,9 @@ pub fn discover(data: &OdeData, settings: &Settings, run: Run) -> Result<Outcome
     );
     record.counters.evolved +=
         record.counters.systems - before - (record.counters.outside - outside_before);
+    let before = record.counters.systems;
+    evolution.prune(&late, cancel.as_ref(), &mut record, progress);
+    record.counters.pruned += record.counters.systems - before;
     record.counters.proposals += proposals;
     save(Snapshot {
         pools: &pools,

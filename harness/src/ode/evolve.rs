@@ -8,6 +8,7 @@
 //!
 //! - **swap**: the state's right-hand side taken from a second parent;
 //! - **pool**: the state's right-hand side replaced by a member of its first-stage pool;
+//! - **prune**: one term of one of its sums left out;
 //! - **across states**: the state's right-hand side replaced by another state's, or crossed
 //!   with it (systems often share terms between their equations);
 //! - **mutation**: one of the search's own operators (point, subtree, insert, delete, hoist,
@@ -21,13 +22,16 @@
 //! NMSE plus [`PARSIMONY`] per node. The children are drawn from a generator seeded by the
 //! generation, island and child, so a search bounded by generations gives the same systems on
 //! any number of threads.
+//!
+//! Last, [`Evolution::prune`] fits every system one term smaller than a member of the front.
 
-use super::discover::{system_key, Fitted, Outsiders, Record, Systems};
+use super::discover::{front_indexes, system_key, Fitted, Outsiders, Record, Systems};
 use crate::rng::SplitMix;
 use crate::search::engine::rng_for;
 use crate::search::expr::Genome;
 use crate::search::generate::{below, chance, Grammar};
 use crate::search::mutate::{self, Mutation, MutationWeights};
+use crate::search::prune;
 use std::collections::BTreeSet;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -146,6 +150,51 @@ impl Islands {
 }
 
 impl Evolution<'_> {
+    /// Leaves out one term of one sum in one right-hand side of each member of the front, in
+    /// every way, and fits those systems (none fitted before), twice over: a term fitted to
+    /// noise or rounding buys nothing, and the smaller system joins the front at (nearly) the
+    /// same loss.
+    pub fn prune(
+        &self,
+        late: &(dyn Fn() -> bool + Sync),
+        cancel: Option<&Arc<AtomicBool>>,
+        record: &mut Record,
+        progress: &dyn Fn(&str),
+    ) {
+        for pass in 0..2 {
+            if late() {
+                return;
+            }
+            let mut children = Vec::new();
+            let mut keys = BTreeSet::new();
+            for k in front_indexes(&record.fitted) {
+                let parent = &record.fitted[k];
+                let genomes: Vec<Genome> =
+                    parent.equations.iter().map(|e| e.genome.clone()).collect();
+                for (i, g) in genomes.iter().enumerate() {
+                    for v in prune::variants(g, &self.breeder.grammar.ops) {
+                        let mut child = genomes.clone();
+                        child[i] = v;
+                        let key = system_key(&child);
+                        if !record.seen.contains(&key) && keys.insert(key) {
+                            children.push(child);
+                        }
+                    }
+                }
+            }
+            if children.is_empty() {
+                return;
+            }
+            progress(&format!(
+                "pruning the front: {} systems with a term left out (pass {})",
+                children.len(),
+                pass + 1
+            ));
+            let results = self.systems.fit_all(&children, self.threads, late, cancel);
+            record.add(&children, results);
+        }
+    }
+
     /// Breeds from `state` until `late()` or this run's generations are spent, adding every
     /// system fitted to `record`; `after` sees the record and the islands after each
     /// generation.
@@ -322,7 +371,13 @@ impl Breeder<'_> {
         } else if u < 0.25 {
             let pool = &self.pools[i];
             pool[below(rng, pool.len())].0.clone()
-        } else if u < 0.35 && d > 1 {
+        } else if u < 0.32 {
+            let all = prune::variants(&genomes[i], &self.grammar.ops);
+            if all.is_empty() {
+                return None;
+            }
+            all[below(rng, all.len())].clone()
+        } else if u < 0.42 && d > 1 {
             let j = (i + 1 + below(rng, d - 1)) % d;
             let other = &a.equations[j].genome;
             if chance(rng, 0.5) {

@@ -296,6 +296,7 @@ pub fn summary_json(
         "systems_fitted": c.systems,
         "systems_failed": c.failed,
         "systems_evolved": c.evolved,
+        "systems_pruned": c.pruned,
         "systems_outside": c.outside,
         "proposer": proposer,
         "walks": c.walks,
