@@ -29,8 +29,9 @@ use crate::search::emit::{self, Names};
 use crate::search::engine::{grammar_of, Engine, Stop};
 use crate::search::expr::Genome;
 use crate::search::feed::NoFeed;
+use crate::search::generate::Grammar;
 use crate::search::options::Options;
-use crate::search::simplify::key;
+use crate::search::simplify::{self, key};
 use ndarray::{Array1, Array2, ShapeBuilder};
 use runtime_cpu::Session;
 use std::collections::{BTreeMap, BTreeSet};
@@ -543,6 +544,7 @@ pub fn discover(data: &OdeData, settings: &Settings, run: Run) -> Result<Outcome
             let pools = first_stages(
                 data,
                 settings,
+                &grammar,
                 &smoothed,
                 &systems,
                 (started, deadline),
@@ -613,6 +615,7 @@ pub fn discover(data: &OdeData, settings: &Settings, run: Run) -> Result<Outcome
 fn first_stages(
     data: &OdeData,
     settings: &Settings,
+    grammar: &Grammar,
     smoothed: &[Smoothed],
     systems: &Systems,
     (started, deadline): (Instant, Option<Instant>),
@@ -643,6 +646,20 @@ fn first_stages(
                 "no right-hand side was found for d{}/dt",
                 data.columns.states[i]
             ));
+        }
+        let mut pool = pool;
+        let inputs = stage_inputs(data, settings.autonomous);
+        for (src, mse) in super::library::candidates(data, smoothed, i) {
+            let g = crate::search::convert::to_genome(&src, &inputs, &[], &Default::default())
+                .map(|g| simplify::genome(g, &grammar.ops));
+            if let Some(g) = g.filter(|g| grammar.admits(g)) {
+                if !pool
+                    .iter()
+                    .any(|(p, _)| key(&p.body) == key(&g.body) && p.lets == g.lets)
+                {
+                    pool.push((g, mse));
+                }
+            }
         }
         pools.push(pool);
     }

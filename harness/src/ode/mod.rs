@@ -9,6 +9,7 @@
 //! | `discover.rs` | the search: right-hand sides proposed per state, systems fitted by integration |
 //! | `evolve.rs` | the third stage: systems bred as systems (islands, per-state changes) |
 //! | `grid.rs` | the Runge-Kutta steps across the observed times |
+//! | `library.rs` | sparse polynomial right-hand sides by thresholded least squares |
 //! | `outside.rs` | systems from an outside proposer (the search's JSON-lines protocol) |
 //! | `program.rs` | a system as programs that integrate it (a `loop` of RK4 steps) |
 //! | `report.rs` | the front as a table and JSON; a plot per trajectory |
@@ -21,6 +22,7 @@ pub mod data;
 pub mod discover;
 pub mod evolve;
 pub mod grid;
+pub mod library;
 pub mod outside;
 pub mod program;
 pub mod report;
