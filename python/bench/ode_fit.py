@@ -72,6 +72,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--ndvm", default=os.path.join(ROOT, "target", "release", "ndvm"))
+    ap.add_argument("--weights", default="", help="ndvm's continuity weights per phase (its default: 10,100)")
     args = ap.parse_args()
     print(f"{'system':8} {'tool':6} {'fits/s':>10} {'final loss':>12}  constants")
     for sid, states, src, rhs, truth in SYSTEMS:
@@ -82,7 +83,8 @@ def main():
         params = ",".join(f"c{i}={v!r}" for i, v in enumerate(start))
         out = subprocess.run(
             [args.ndvm, "bench", "ode-fit", "--data", path, "--target", ",".join(states), "--rhs", src,
-             "--params", params, "--repeats", str(max(args.repeats, 5) * 4)],
+             "--params", params, "--repeats", str(max(args.repeats, 5) * 4)]
+            + (["--weights", args.weights] if args.weights else []),
             capture_output=True, text=True, check=True)
         v = json.loads(out.stdout)
         mine = [v["params"][f"c{i}"] for i in range(len(truth))]

@@ -31,6 +31,8 @@ pub struct Job<'a> {
     pub segment: usize,
     /// The continuity weights of the phases (the default when `None`).
     pub weights: Option<Vec<f64>>,
+    /// The largest Runge-Kutta step (the median gap when `None`).
+    pub max_step: Option<f64>,
 }
 
 /// Fits `job` `repeats` times; the figures as JSON.
@@ -58,7 +60,7 @@ pub fn run(job: &Job) -> Result<Value, String> {
     };
     let d = FitOptions::default();
     let opts = FitOptions {
-        max_step: median_gap(&trajs),
+        max_step: job.max_step.unwrap_or_else(|| median_gap(&trajs)),
         segment: job.segment,
         weights: job.weights.clone().unwrap_or(d.weights.clone()),
         ..d

@@ -63,6 +63,9 @@ pub struct OdeFitArgs {
     /// The continuity weight of each phase of the fit.
     #[arg(long, value_delimiter = ',')]
     pub weights: Option<Vec<f64>>,
+    /// The largest Runge-Kutta step (default: the median gap between observations).
+    #[arg(long)]
+    pub max_step: Option<f64>,
 }
 
 fn ode_fit_cmd(a: OdeFitArgs) -> ExitCode {
@@ -88,6 +91,7 @@ fn ode_fit_cmd(a: OdeFitArgs) -> ExitCode {
         repeats: a.repeats,
         segment: a.segment,
         weights: a.weights.clone(),
+        max_step: a.max_step,
     });
     match job.and_then(|j| crate::bench::ode_fit::run(&j)) {
         Ok(v) => {

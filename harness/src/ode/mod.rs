@@ -10,6 +10,7 @@
 //! | `evolve.rs` | the third stage: systems bred as systems (islands, per-state changes) |
 //! | `grid.rs` | the Runge-Kutta steps across the observed times |
 //! | `library.rs` | sparse polynomial right-hand sides by thresholded least squares |
+//! | `normal.rs` | the shooting fit's normal equations by their band and border |
 //! | `outside.rs` | systems from an outside proposer (the search's JSON-lines protocol) |
 //! | `program.rs` | a system as programs that integrate it (a `loop` of RK4 steps) |
 //! | `report.rs` | the front as a table and JSON; a plot per trajectory |
@@ -23,6 +24,7 @@ pub mod discover;
 pub mod evolve;
 pub mod grid;
 pub mod library;
+pub mod normal;
 pub mod outside;
 pub mod program;
 pub mod report;

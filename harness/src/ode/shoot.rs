@@ -14,6 +14,7 @@
 
 use super::data::Trajectory;
 use super::grid::{push_padded, Grid};
+use super::normal::Normal;
 use super::program::{integrate, names, Output, System};
 use crate::calibrate::lm::solve;
 use runtime_cpu::{Binding, Bindings, GradSpec, Limits, Program, RunOptions, Session, Shape};
@@ -342,9 +343,29 @@ impl Shooting {
                 }
             }
         };
+        // The normal equations by their band of segment starts and border of constants (a
+        // dense solve where the band would not gain).
+        let index: Vec<Option<usize>> = {
+            let mut v = vec![None; x.len()];
+            for (a, &p) in free.iter().enumerate() {
+                v[p] = Some(a);
+            }
+            v
+        };
+        let key: Vec<Option<(usize, usize)>> = free
+            .iter()
+            .map(|&p| (p >= k).then(|| ((p - k) % nseg, (p - k) / nseg)))
+            .collect();
+        let mut banded: Option<Option<Normal>> = None;
         let mut walks = 0;
         let mut loss = f64::NAN;
-        for &w in &opts.weights {
+        for (phase, &w) in opts.weights.iter().enumerate() {
+            // An earlier phase only starts the next: it stops at a coarser improvement.
+            let tolerance = if phase + 1 < opts.weights.len() {
+                1e-6
+            } else {
+                1e-10
+            };
             unpack(&x, &mut z);
             walks += 1;
             let (mut r, mut rows) = self
@@ -353,10 +374,35 @@ impl Shooting {
             let mut at = sum_sq(&r);
             let mut lambda = 1e-3;
             for _ in 0..opts.iterations {
-                let (jtj, jtr) = normal(&r, &rows, &free, x.len());
+                let local: Vec<Vec<(usize, f64)>> = rows
+                    .iter()
+                    .map(|row| {
+                        row.iter()
+                            .filter_map(|&(p, v)| index[p].map(|a| (a, v)))
+                            .collect()
+                    })
+                    .collect();
+                let structure = banded.get_or_insert_with(|| {
+                    let touched: Vec<Vec<usize>> = local
+                        .iter()
+                        .map(|row| row.iter().map(|e| e.0).collect())
+                        .collect();
+                    Normal::layout(&key, &touched)
+                });
+                let dense = match structure {
+                    Some(nm) => {
+                        nm.accumulate(&r, &local);
+                        None
+                    }
+                    None => Some(normal(&r, &rows, &free, x.len())),
+                };
                 let mut step = None;
                 while step.is_none() && lambda < 1e16 {
-                    step = damped(&jtj, &jtr, lambda);
+                    step = match (&dense, &*structure) {
+                        (Some((jtj, jtr)), _) => damped(jtj, jtr, lambda),
+                        (None, Some(nm)) => nm.damped(lambda),
+                        (None, None) => None,
+                    };
                     if step.is_none() {
                         lambda *= 10.0;
                     }
@@ -375,7 +421,7 @@ impl Shooting {
                 match self.evaluate(session, &trial[..k], &zt, w, opts) {
                     Ok((r2, rows2)) if sum_sq(&r2) < at => {
                         let now = sum_sq(&r2);
-                        let done = at - now <= 1e-10 * at || now == 0.0;
+                        let done = at - now <= tolerance * at || now == 0.0;
                         (x, z, r, rows, at) = (trial, zt, r2, rows2, now);
                         lambda = (lambda / 3.0).max(1e-12);
                         if done {
