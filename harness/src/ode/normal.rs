@@ -172,12 +172,12 @@ impl Normal {
             let mut ainv_b = vec![0.0; n * k];
             let mut col = vec![0.0; n];
             for c in 0..k {
-                for i in 0..n {
-                    col[i] = self.cross[i * k + c];
+                for (i, v) in col.iter_mut().enumerate() {
+                    *v = self.cross[i * k + c];
                 }
                 band_solve(&mut col);
-                for i in 0..n {
-                    ainv_b[i * k + c] = col[i];
+                for (i, v) in col.iter().enumerate() {
+                    ainv_b[i * k + c] = *v;
                 }
             }
             let mut s = self.corner.clone();
@@ -200,9 +200,9 @@ impl Normal {
                 return None;
             }
             // The starts: A x_z = b_z - B x_c.
-            for i in 0..n {
+            for (i, v) in bz.iter_mut().enumerate() {
                 let dot: f64 = (0..k).map(|c| self.cross[i * k + c] * bc[c]).sum();
-                bz[i] -= dot;
+                *v -= dot;
             }
         }
         band_solve(&mut bz);
