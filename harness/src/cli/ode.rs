@@ -152,7 +152,7 @@ pub fn run(args: &SearchArgs) -> Result<ExitCode, String> {
         if s.last || saved.elapsed() >= Duration::from_secs(30) {
             saved = Instant::now();
             let c = Checkpoint::of(&s, &kept, &data);
-            if let Err(e) = save_checkpoint(dir, &c) {
+            if let Err(e) = super::search::write_checkpoint(dir, &c) {
                 log::warn!("{e}");
                 save_error = Some(e);
             }
@@ -273,21 +273,6 @@ pub fn run(args: &SearchArgs) -> Result<ExitCode, String> {
         }
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// Writes `c` to `DIR/checkpoint.json` (through a temporary file, so a failed write leaves
-/// the last checkpoint whole).
-fn save_checkpoint(dir: &Path, c: &Checkpoint) -> Result<(), String> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let path = dir.join("checkpoint.json");
-    let tmp = dir.join("checkpoint.json.tmp");
-    let write = || -> std::io::Result<()> {
-        let mut file = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
-        serde_json::to_writer(&mut file, c)?;
-        file.flush()
-    };
-    write().map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
-    std::fs::rename(&tmp, &path).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
 fn write_outputs(

@@ -467,6 +467,12 @@ fn run(args: &SearchArgs) -> Result<ExitCode, String> {
 }
 
 fn save_checkpoint(dir: &Path, e: &Engine) -> Result<(), String> {
+    write_checkpoint(dir, &e.checkpoint())
+}
+
+/// Writes `c` to `DIR/checkpoint.json` through a temporary file, so that a failed write leaves
+/// the last checkpoint whole.
+pub(super) fn write_checkpoint(dir: &Path, c: &impl serde::Serialize) -> Result<(), String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let path = dir.join("checkpoint.json");
     let tmp = dir.join("checkpoint.json.tmp");
@@ -474,7 +480,7 @@ fn save_checkpoint(dir: &Path, e: &Engine) -> Result<(), String> {
     // held whole in memory.
     let write = || -> std::io::Result<()> {
         let mut file = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
-        serde_json::to_writer(&mut file, &e.checkpoint())?;
+        serde_json::to_writer(&mut file, c)?;
         file.flush()
     };
     write().map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;

@@ -22,7 +22,7 @@ use super::evolve::{Breeder, Evolution, Islands};
 use super::outside::SystemFeed;
 use super::program::System;
 use super::shoot::{FitOptions, Shooting};
-use super::simulate::{score, simulate, Score};
+use super::simulate::{score, simulate, sums, Score};
 use super::smooth::{smooth, Smoothed};
 use crate::search::dataset::{Data, Dataset};
 use crate::search::emit::{self, Names};
@@ -970,26 +970,6 @@ fn combine(
     }
 }
 
-/// State `i`'s squared residuals over its squared deviations from its mean, over `trajs`.
-fn state_nmse(paths: &super::simulate::Paths, trajs: &[Trajectory], i: usize) -> f64 {
-    let all: Vec<f64> = trajs.iter().flat_map(|t| t.x[i].iter().copied()).collect();
-    let mean = all.iter().sum::<f64>() / all.len().max(1) as f64;
-    let (mut ssr, mut sst) = (0.0, 0.0);
-    for (p, tr) in paths.iter().zip(trajs) {
-        for (a, b) in p[i].iter().zip(&tr.x[i]) {
-            ssr += (a - b) * (a - b);
-            sst += (b - mean) * (b - mean);
-        }
-    }
-    if sst > 0.0 {
-        ssr / sst
-    } else if ssr > 0.0 {
-        f64::INFINITY
-    } else {
-        0.0
-    }
-}
-
 /// Every choice one swap away from `c`.
 fn neighbours(c: &[usize], pools: &[Vec<(Genome, f64)>]) -> Vec<Vec<usize>> {
     let mut out = Vec::new();
@@ -1073,8 +1053,15 @@ impl Systems<'_> {
             self.fit.limits,
         )?;
         let train = score(&paths, &self.data.train);
-        let state_nmse = (0..genomes.len())
-            .map(|i| state_nmse(&paths, &self.data.train, i))
+        // Each state's squared residuals over its squared deviations.
+        let state_nmse = sums(&paths, &self.data.train)
+            .0
+            .into_iter()
+            .map(|(ssr, sst)| match (sst > 0.0, ssr > 0.0) {
+                (true, _) => ssr / sst,
+                (false, true) => f64::INFINITY,
+                (false, false) => 0.0,
+            })
             .collect();
         let mut values = f.params.iter().copied();
         let equations = genomes

@@ -128,21 +128,35 @@ pub struct Score {
     pub mse: f64,
 }
 
+/// Each state's squared residuals of `paths` against `trajs` and squared deviations of `trajs`
+/// from the state's mean over every trajectory: `(ssr, sst)` per state, and the observations
+/// per state.
+pub fn sums(paths: &Paths, trajs: &[Trajectory]) -> (Vec<(f64, f64)>, usize) {
+    let d = trajs.first().map_or(0, |t| t.x.len());
+    let count: usize = trajs.iter().map(Trajectory::len).sum();
+    let per_state = (0..d)
+        .map(|i| {
+            let all = trajs.iter().flat_map(|t| t.x[i].iter());
+            let mean = all.sum::<f64>() / count.max(1) as f64;
+            let (mut ssr, mut sst) = (0.0, 0.0);
+            for (p, tr) in paths.iter().zip(trajs) {
+                for (a, b) in p[i].iter().zip(&tr.x[i]) {
+                    ssr += (a - b) * (a - b);
+                    sst += (b - mean) * (b - mean);
+                }
+            }
+            (ssr, sst)
+        })
+        .collect();
+    (per_state, count)
+}
+
 /// The score of `paths` against `trajs`; a non-finite path scores R^2 = -inf.
 pub fn score(paths: &Paths, trajs: &[Trajectory]) -> Score {
-    let d = trajs.first().map_or(0, |t| t.x.len());
-    let (mut ssr, mut sst, mut count) = (0.0, 0.0, 0usize);
-    for i in 0..d {
-        let all: Vec<f64> = trajs.iter().flat_map(|t| t.x[i].iter().copied()).collect();
-        let mean = all.iter().sum::<f64>() / all.len().max(1) as f64;
-        for (p, tr) in paths.iter().zip(trajs) {
-            for (a, b) in p[i].iter().zip(&tr.x[i]) {
-                ssr += (a - b) * (a - b);
-                sst += (b - mean) * (b - mean);
-                count += 1;
-            }
-        }
-    }
+    let (per_state, count) = sums(paths, trajs);
+    let ssr: f64 = per_state.iter().map(|s| s.0).sum();
+    let sst: f64 = per_state.iter().map(|s| s.1).sum();
+    let count = count * per_state.len();
     if !ssr.is_finite() {
         return Score {
             r2: f64::NEG_INFINITY,
