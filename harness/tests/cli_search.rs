@@ -464,3 +464,254 @@ fn seed_programs_start_the_search() {
         stderr(&out)
     );
 }
+
+#[test]
+fn select_chooses_the_model_and_early_stop_ends_the_search() {
+    let tmp = Tmp::new("cli-search");
+    let mut fronts = Vec::new();
+    for how in ["best", "accuracy", "score"] {
+        let v = small(&tmp, &["--max-evals", "1500", "--select", how]);
+        let front = v["front"].as_array().unwrap();
+        let picked: Vec<usize> = (0..front.len())
+            .filter(|&i| front[i]["selected"] == true)
+            .collect();
+        assert_eq!(picked.len(), 1, "{how}: {picked:?}");
+        let i = picked[0];
+        assert_eq!(v["selected"]["criterion"], how);
+        assert_eq!(v["selected"]["complexity"], front[i]["complexity"]);
+        // Each member's score: the drop of ln(loss) per node from the member before it.
+        let loss = |j: usize| front[j]["train_loss"].as_f64().unwrap();
+        let cx = |j: usize| front[j]["complexity"].as_f64().unwrap();
+        let score: Vec<f64> = (0..front.len())
+            .map(|j| match j {
+                0 => 0.0,
+                _ => (loss(j - 1).ln() - loss(j).ln()) / (cx(j) - cx(j - 1)),
+            })
+            .collect();
+        for (j, s) in score.iter().enumerate() {
+            let got = front[j]["score"].as_f64().unwrap();
+            assert!((got - s).abs() <= 1e-9 * s.abs().max(1.0), "{j}: {got} {s}");
+        }
+        let lowest = (0..front.len()).map(loss).fold(f64::INFINITY, f64::min);
+        let most = |keep: &dyn Fn(usize) -> bool| {
+            (0..front.len())
+                .filter(|&j| keep(j))
+                .map(|j| score[j])
+                .fold(f64::NEG_INFINITY, f64::max)
+        };
+        match how {
+            "accuracy" => assert_eq!(loss(i), lowest),
+            "score" => assert_eq!(score[i], most(&|_| true)),
+            _ => {
+                assert!(loss(i) <= 1.5 * lowest);
+                assert_eq!(score[i], most(&|j| loss(j) <= 1.5 * lowest));
+            }
+        }
+        let mut plain = v["front"].clone();
+        for m in plain.as_array_mut().unwrap() {
+            m.as_object_mut().unwrap().remove("selected");
+        }
+        fronts.push(plain);
+    }
+    // The choice does not change the search.
+    assert!(fronts.windows(2).all(|w| w[0] == w[1]));
+
+    // A loss any member reaches ends the search after its first generation; one no member
+    // of one node can reach leaves it to --max-evals.
+    let v = small(&tmp, &["--max-evals", "4000", "--early-stop", "1e30"]);
+    assert_eq!(v["summary"]["stopped"], "early-stop");
+    assert!(v["summary"]["evaluations"].as_u64().unwrap() < 4000);
+    let v = small(&tmp, &["--max-evals", "1000", "--early-stop", "0@1"]);
+    assert_eq!(v["summary"]["stopped"], "max-evals");
+    let train = tmp.file("train.csv", &formula_csv(0, 50));
+    for bad in ["1e-3@", "fast", "-1"] {
+        let flag = format!("--early-stop={bad}");
+        let out = ndvm(&["--data", &train, "--target", "y", &flag]);
+        assert_eq!(out.status.code(), Some(2));
+        assert!(stderr(&out).contains("--early-stop"), "{}", stderr(&out));
+    }
+    let out = ndvm(&[
+        "--data",
+        &train,
+        "--target",
+        "y",
+        "--max-evals",
+        "300",
+        "--select",
+        "score",
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("* the model chosen by --select score"),
+        "{text}"
+    );
+}
+
+#[test]
+fn weights_and_losses_are_fitted_and_bad_ones_are_clear_errors() {
+    let tmp = Tmp::new("cli-search");
+    // y = 2 x + 1, and rows 10..20 follow another line: weight 0 takes them out.
+    let mut text = String::from("x,w,y\n");
+    for i in 0..40 {
+        let x = f64::from(i) * 0.25 - 3.0;
+        let (w, y) = if (10..20).contains(&i) {
+            (0.0, -x + 7.0)
+        } else {
+            (1.0, 2.0 * x + 1.0)
+        };
+        text.push_str(&format!("{x},{w},{y}\n"));
+    }
+    let train = tmp.file("weighted.csv", &text);
+    let v = json(&[
+        "--data",
+        &train,
+        "--target",
+        "y",
+        "--weights",
+        "w",
+        "--max-evals",
+        "600",
+        "--islands",
+        "1",
+        "--population",
+        "30",
+    ]);
+    assert_eq!(v["summary"]["weighted"], true);
+    assert_eq!(v["summary"]["loss"], "l2");
+    let front = v["front"].as_array().unwrap();
+    assert!(front
+        .iter()
+        .all(|m| !m["src"].as_str().unwrap().contains('w')));
+    // The weighted rows are fitted exactly by the line.
+    let best = front.last().unwrap();
+    assert!(best["train_loss"].as_f64().unwrap() < 1e-20, "{best}");
+    let v = json(&[
+        "--data",
+        &train,
+        "--target",
+        "y",
+        "--inputs",
+        "x",
+        "--loss",
+        "huber:0.5",
+        "--max-evals",
+        "300",
+        "--islands",
+        "1",
+        "--population",
+        "30",
+    ]);
+    assert_eq!(v["summary"]["loss"], "huber:0.5");
+    assert_eq!(v["summary"]["weighted"], false);
+
+    let bad_weight = tmp.file("bad.csv", "x,w,y\n1,1,2\n2,-1,4\n3,1,7\n");
+    let zero = tmp.file("zero.csv", "x,w,y\n1,0,2\n2,0,4\n3,0,7\n");
+    for (args, want) in [
+        (
+            vec!["--data", &bad_weight, "--weights", "w"],
+            "bad.csv:3: the weight `w` is -1",
+        ),
+        (
+            vec!["--data", &zero, "--weights", "w"],
+            "the weight `w` is zero on every training row",
+        ),
+        (
+            vec!["--data", &train, "--weights", "nope"],
+            "no column `nope` (the weights)",
+        ),
+        (
+            vec!["--data", &train, "--weights", "w", "--inputs", "x,w"],
+            "`w` is the weights",
+        ),
+        (
+            vec!["--data", &train, "--loss", "huber"],
+            "huber needs its DELTA",
+        ),
+        (
+            vec!["--data", &train, "--loss", "l3"],
+            "not a loss of ndvm search",
+        ),
+    ] {
+        let mut all = args.clone();
+        all.extend(["--target", "y"]);
+        let out = ndvm(&all);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(stderr(&out).contains(want), "{args:?}: {}", stderr(&out));
+    }
+}
+
+/// The atoms of a program's text: operators and leaves, in order, with the operators that
+/// enclose each.
+fn atoms(src: &str) -> Vec<(String, Vec<String>)> {
+    let spaced = src.replace('(', " ( ").replace(')', " ) ");
+    let (mut out, mut stack, mut opening) = (Vec::new(), Vec::<String>::new(), false);
+    for tok in spaced.split_whitespace() {
+        match tok {
+            "(" => opening = true,
+            ")" => {
+                stack.pop();
+            }
+            t => {
+                out.push((t.to_string(), stack.clone()));
+                if opening {
+                    stack.push(t.to_string());
+                }
+                opening = false;
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn constraints_shape_the_front_and_weight_its_complexity() {
+    let tmp = Tmp::new("cli-search");
+    let v = small(
+        &tmp,
+        &[
+            "--max-evals",
+            "2000",
+            "--no-share",
+            "--iterate",
+            "off",
+            "--complexity-of",
+            "sin=3",
+            "--nested",
+            "*=sin:0",
+        ],
+    );
+    let front = v["front"].as_array().unwrap();
+    assert!(!front.is_empty());
+    for m in front {
+        let src = m["src"].as_str().unwrap();
+        let atoms = atoms(src);
+        // No sin below a product: the exact formula (2.5 x sin(v) + 0.5) is out of reach.
+        assert!(
+            !atoms
+                .iter()
+                .any(|(a, above)| a == "sin" && above.iter().any(|o| o == "*")),
+            "{src}"
+        );
+        let sins = atoms.iter().filter(|(a, _)| a == "sin").count();
+        assert_eq!(
+            m["complexity"].as_u64().unwrap() as usize,
+            atoms.len() + 2 * sins,
+            "{src}"
+        );
+    }
+    let best = front.last().unwrap();
+    assert!(
+        best["tests"]["test"]["nmse"].as_f64().unwrap() > 1e-12,
+        "{best}"
+    );
+    let train = tmp.file("train.csv", &formula_csv(0, 50));
+    for (flag, value, want) in [
+        ("--complexity-of", "tanh=2", "`tanh` is not an operator"),
+        ("--constraints", "pow=(1)", "takes 2 argument(s)"),
+        ("--nested", "sin", "expected OUTER=INNER:N"),
+    ] {
+        let out = ndvm(&["--data", &train, "--target", "y", flag, value]);
+        assert_eq!(out.status.code(), Some(2));
+        assert!(stderr(&out).contains(want), "{}", stderr(&out));
+    }
+}

@@ -168,6 +168,7 @@ fn checkpoint() -> (Data, String) {
     let cols = Columns {
         target: "y".into(),
         inputs: None,
+        weights: None,
     };
     let data = Data::from_csv(&csv, &[], &cols).unwrap();
     let options = harness::search::options::Options {

@@ -187,6 +187,31 @@ fn a_logistic_law_is_recovered_from_noisy_irregular_trajectories() {
     let first = &v["front"][0];
     assert!(first["initial"]["r0"]["x"].is_number(), "{first}");
     assert!(first["initial"]["r1"]["x"].is_number(), "{first}");
+    // `--select best` (the default) marks one member, the one the JSON's `selected` names.
+    let front = v["front"].as_array().unwrap();
+    let picked: Vec<&Value> = front.iter().filter(|m| m["selected"] == true).collect();
+    assert_eq!(picked.len(), 1, "{front:?}");
+    assert_eq!(v["selected"]["criterion"], "best");
+    assert_eq!(v["selected"]["complexity"], picked[0]["complexity"]);
+    let lowest = front
+        .iter()
+        .map(|m| m["train_loss"].as_f64().unwrap())
+        .fold(f64::INFINITY, f64::min);
+    assert!(picked[0]["train_loss"].as_f64().unwrap() <= 1.5 * lowest);
+    let out = ndvm(&[
+        "search",
+        "--data",
+        train.to_str().unwrap(),
+        "--time",
+        "t",
+        "--target",
+        "x",
+        "--early-stop",
+        "1e-6",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--early-stop"), "{err}");
 }
 
 #[test]

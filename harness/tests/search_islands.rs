@@ -17,6 +17,7 @@ fn data() -> Data {
     let cols = Columns {
         target: "a".into(),
         inputs: None,
+        weights: None,
     };
     Data::read(&dir.join("train.csv"), &[], &cols).expect("the shipped data reads")
 }

@@ -174,6 +174,13 @@ def _search(
     stop_on_proposer_error: bool = False,
     seed_programs: Optional[Any] = None,
     progress: Optional[Any] = None,
+    select: str = "best",
+    early_stop: Optional[str] = None,
+    weights: Optional[np.ndarray] = None,
+    loss: str = "l2",
+    complexity_of: Optional[str] = None,
+    constraints: Optional[str] = None,
+    nested: Optional[str] = None,
 ) -> Dict[str, Any]:
     """The engine of ``ndvm.search``: the columns of the inputs then the target, named by
     ``names``; ``settings`` as ``--set`` assignments."""
@@ -226,6 +233,7 @@ class _Islands:
         max_evals: Optional[int] = None,
         remaining: Optional[float] = None,
         interrupted: bool = False,
+        select: str = "best",
     ) -> Dict[str, Any]: ...
 
 _Trajectory = Tuple[str, np.ndarray, np.ndarray, Optional[np.ndarray]]
@@ -245,6 +253,7 @@ def _ode_search(
     segment: int = 8,
     max_step: Optional[float] = None,
     fixed_initial: bool = False,
+    select: str = "best",
 ) -> Dict[str, Any]:
     """ODE discovery (``ndvm search --time``) on trajectories ``(name, t, X, U)``: the dict of
     its ``--format json`` output."""

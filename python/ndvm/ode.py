@@ -63,10 +63,12 @@ class SymbolicODE:
     (right-hand sides that do not read the time), ``segment`` (observations per shooting
     segment), ``max_step`` (the largest Runge-Kutta step; default the median gap),
     ``fixed_initial``, ``feature_names`` (the states' names, ``x0, x1, ...`` by default),
-    ``input_names``, ``settings`` (any setting of the search by name).
+    ``input_names``, ``settings`` (any setting of the search by name), ``select`` (the model
+    chosen from the front, as ``--select``: ``"best"``, ``"accuracy"`` or ``"score"``).
 
     After ``fit``: ``front_``, the Pareto front (dicts as ``ndvm search --format json`` gives
-    them, by complexity); ``best_``, its member of lowest training loss, which ``predict``,
+    them, by complexity); ``best_``, the member ``select`` chooses (by default the highest
+    score among the members within 1.5 times the lowest training loss), which ``predict``,
     ``simulate`` and ``score`` use; ``equations_``, its right-hand sides as infix text;
     ``result_``, the whole result.
     """
@@ -87,6 +89,7 @@ class SymbolicODE:
         feature_names: Optional[Sequence[str]] = None,
         input_names: Optional[Sequence[str]] = None,
         settings: Optional[Mapping[str, Any]] = None,
+        select: str = "best",
     ):
         self.budget = budget
         self.max_evals = max_evals
@@ -101,6 +104,7 @@ class SymbolicODE:
         self.feature_names = feature_names
         self.input_names = input_names
         self.settings = settings
+        self.select = select
 
     def _settings(self) -> List[str]:
         import json
@@ -137,11 +141,14 @@ class SymbolicODE:
         self.result_ = _ode_search(
             "t", states, inputs, train, test_sets, settings=self._settings(), budget=self.budget,
             max_evals=self.max_evals, threads=self.threads, autonomous=self.autonomous,
-            segment=self.segment, max_step=self.max_step, fixed_initial=self.fixed_initial)
+            segment=self.segment, max_step=self.max_step, fixed_initial=self.fixed_initial,
+            select=self.select)
         self.front_ = self.result_["front"]
         if not self.front_:
             raise RuntimeError("the search found no system that could be integrated")
-        self.best_ = min(self.front_, key=lambda f: f["train_loss"] if f["train_loss"] is not None else np.inf)
+        self.best_ = next((f for f in self.front_ if f.get("selected")), None) or min(
+            self.front_, key=lambda f: f["train_loss"] if f["train_loss"] is not None else np.inf
+        )
         self.states_ = states
         self.inputs_ = inputs
         self.equations_ = [self.best_["equations"][s]["infix"] for s in states]

@@ -250,6 +250,14 @@ def search(
     max_steps: Optional[int] = None,
     max_memory_mb: Optional[int] = None,
     settings: Optional[Mapping[str, Any]] = None,
+    select: str = "best",
+    early_stop: Optional[str] = None,
+    sample_weight: Any = None,
+    loss: str = "l2",
+    max_depth: Optional[int] = None,
+    complexity_of: Optional[str] = None,
+    constraints: Optional[str] = None,
+    nested: Optional[str] = None,
 ) -> Dict[str, Any]:
     """Searches for programs that model ``y`` from the columns of ``X``, like ``ndvm search``.
 
@@ -270,6 +278,19 @@ def search(
     ``RuntimeWarning`` with its traceback and in ``summary.proposer.ended``; the search goes
     on with the built-in proposer, or stops with ``on_proposer_error="stop"`` (or under
     ``proposer_only``, which ends the search when the proposer returns no candidates).
+
+    ``sample_weight`` (one non-negative weight per row) weighs each row's loss, and ``loss``
+    is ``--loss``: ``"l2"``, ``"l1"``, ``"huber:DELTA"``, ``"logcosh"`` or ``"relative"``; the
+    members' ``train_loss`` is then that loss (test sets keep their NMSE and R^2).
+
+    ``max_depth``, ``complexity_of`` (``"exp=3,sin=2"``), ``constraints`` (``"pow=(-1,1)"``)
+    and ``nested`` (``"sin=sin:0,cos:0"``) are ``--max-depth``, ``--complexity-of``,
+    ``--constraints`` and ``--nested``: built-in candidates that break them are never fitted.
+
+    ``select`` chooses the model from the front as ``--select`` (``"best"``, ``"accuracy"``,
+    ``"score"``): the result's ``selected`` is ``{"criterion", "complexity"}`` and the chosen
+    member has ``"selected": True``. ``early_stop`` (``"1e-10@20"``, as ``--early-stop``) ends
+    the search once a member at most that complex reaches that loss.
 
     ``progress`` is called after each generation with ``{"evaluations", "seconds", "budget",
     "best_loss", "front"}``. Ctrl-C stops the search and returns the front found so far
@@ -294,7 +315,7 @@ def search(
         share=share,
         max_steps=max_steps,
         max_memory_mb=max_memory_mb,
-        settings=settings,
+        settings=dict(settings or {}, **({} if max_depth is None else {"max_depth": int(max_depth)})),
     )
     return _search(
         all_names,
@@ -309,4 +330,11 @@ def search(
         stop_on_proposer_error=on_proposer_error == "stop",
         seed_programs=list(seed_programs) if seed_programs is not None else None,
         progress=progress,
+        select=select,
+        early_stop=early_stop,
+        weights=None if sample_weight is None else np.ascontiguousarray(sample_weight, dtype=np.float64).ravel(),
+        loss=loss,
+        complexity_of=complexity_of,
+        constraints=constraints,
+        nested=nested,
     )

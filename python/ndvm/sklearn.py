@@ -31,13 +31,17 @@ class SymbolicRegressor(RegressorMixin, BaseEstimator):
     ``"lm"``, ``"lbfgs"``, ``"adam"``), ``iterations``, ``restarts``, ``fit_rows``, ``iterate``
     (``"auto"``, ``"on"``, ``"off"``), ``share``, ``max_steps``, ``max_memory_mb``,
     ``settings`` (any other setting by name), ``proposer``, ``proposer_only``,
-    ``on_proposer_error``, ``seed_programs``. ``progress``: a progress bar (tqdm when it is
+    ``on_proposer_error``, ``seed_programs``, ``max_depth``, ``complexity_of``, ``constraints``, ``nested`` (as ``--complexity-of``,
+    ``--constraints``, ``--nested``), ``loss`` (``"l2"``, ``"l1"``, ``"huber:DELTA"``, ``"logcosh"``, ``"relative"``, as
+    ``--loss``), ``select`` (the model chosen from the front:
+    ``"best"``, ``"accuracy"`` or ``"score"``, as ``--select``), ``early_stop`` (``"1e-10@20"``). ``progress``: a progress bar (tqdm when it is
     installed; nothing otherwise).
 
     After ``fit``: ``equations_``, the Pareto front of complexity against training error (a
     pandas DataFrame when pandas is installed, else a list of dicts, sorted by complexity, with
     ``complexity``, ``train_loss``, ``src``, ``params``, ``infix`` and a column of NMSE per
-    test set); ``best_``, the member of lowest training error, which ``predict`` evaluates;
+    test set); ``best_``, the member ``select`` chooses (by default the highest score among
+    the members within 1.5 times the lowest training error), which ``predict`` evaluates;
     ``result_``, the whole result of :func:`ndvm.search`.
     """
 
@@ -66,6 +70,13 @@ class SymbolicRegressor(RegressorMixin, BaseEstimator):
         proposer_only: bool = False,
         on_proposer_error: str = "continue",
         seed_programs: Optional[Sequence[Mapping[str, Any]]] = None,
+        select: str = "best",
+        early_stop: Optional[str] = None,
+        loss: str = "l2",
+        max_depth: Optional[int] = None,
+        complexity_of: Optional[str] = None,
+        constraints: Optional[str] = None,
+        nested: Optional[str] = None,
         progress: bool = True,
     ):
         self.budget = budget
@@ -90,10 +101,18 @@ class SymbolicRegressor(RegressorMixin, BaseEstimator):
         self.proposer_only = proposer_only
         self.on_proposer_error = on_proposer_error
         self.seed_programs = seed_programs
+        self.select = select
+        self.early_stop = early_stop
+        self.loss = loss
+        self.max_depth = max_depth
+        self.complexity_of = complexity_of
+        self.constraints = constraints
+        self.nested = nested
         self.progress = progress
 
-    def fit(self, X: Any, y: Any) -> "SymbolicRegressor":
-        """Runs the search on ``X`` (2-D array or DataFrame) and ``y``; returns self."""
+    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> "SymbolicRegressor":
+        """Runs the search on ``X`` (2-D array or DataFrame) and ``y``, each row's loss
+        weighted by ``sample_weight`` when given; returns self."""
         names, arr = _names_of(X, None)
         y = np.asarray(y) if y is not None else y
         if y is not None and y.ndim == 2 and y.shape[1] == 1:
@@ -137,6 +156,14 @@ class SymbolicRegressor(RegressorMixin, BaseEstimator):
                 max_steps=self.max_steps,
                 max_memory_mb=self.max_memory_mb,
                 settings=self.settings,
+                select=self.select,
+                early_stop=self.early_stop,
+                sample_weight=sample_weight,
+                loss=self.loss,
+                max_depth=self.max_depth,
+                complexity_of=self.complexity_of,
+                constraints=self.constraints,
+                nested=self.nested,
             )
         finally:
             if bar:
@@ -156,7 +183,9 @@ class SymbolicRegressor(RegressorMixin, BaseEstimator):
         self.result_ = result
         self.n_features_in_ = arr.shape[1]
         self._input_names = names
-        self.best_ = min(front, key=lambda m: m["train_loss"])
+        self.best_ = next((m for m in front if m.get("selected")), None) or min(
+            front, key=lambda m: m["train_loss"]
+        )
         self.equations_ = _table(front)
         return self
 

@@ -181,14 +181,16 @@ impl Islands {
     /// The end of the search: the front of every island's hall of fame, pruned and refitted
     /// on every training row (for at most `remaining` seconds), with the summary, as the dict
     /// `ndvm.search` returns.
-    #[pyo3(signature = (*, max_evals = None, remaining = None, interrupted = false))]
+    #[pyo3(signature = (*, max_evals = None, remaining = None, interrupted = false, select = "best"))]
     fn finish<'py>(
         &mut self,
         py: Python<'py>,
         max_evals: Option<u64>,
         remaining: Option<f64>,
         interrupted: bool,
+        select: &str,
     ) -> PyResult<Bound<'py, PyAny>> {
+        let select = super::search::select_of(select)?;
         let stop = Stop {
             max_evals,
             deadline: None,
@@ -197,7 +199,15 @@ impl Islands {
         };
         let stopped = stop.reason(self.engine.counters.evaluations);
         let until = deadline(remaining)?;
-        let out = finish(py, &mut self.engine, stopped, until, &stop.interrupt, None);
+        let out = finish(
+            py,
+            &mut self.engine,
+            stopped,
+            until,
+            &stop.interrupt,
+            None,
+            select,
+        );
         py.import("json")?.call_method1("loads", (out.to_string(),))
     }
 }

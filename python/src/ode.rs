@@ -44,7 +44,7 @@ fn trajectory(t: PyTrajectory<'_>) -> Trajectory {
 #[pyfunction]
 #[pyo3(signature = (time, states, inputs, train, tests, *, settings, budget = None,
     max_evals = None, threads = None, autonomous = false, segment = 8, max_step = None,
-    fixed_initial = false))]
+    fixed_initial = false, select = "best"))]
 #[allow(clippy::too_many_arguments)]
 pub fn _ode_search<'py>(
     py: Python<'py>,
@@ -61,7 +61,9 @@ pub fn _ode_search<'py>(
     segment: usize,
     max_step: Option<f64>,
     fixed_initial: bool,
+    select: &str,
 ) -> PyResult<Bound<'py, PyAny>> {
+    let select = crate::search::select_of(select)?;
     if budget.is_some_and(|b| !(b.is_finite() && b > 0.0 && b <= 1e9)) {
         return Err(value_error("budget must be a number of seconds above 0"));
     }
@@ -147,7 +149,8 @@ pub fn _ode_search<'py>(
             )
         })
         .map_err(value_error)?;
-    let rows = py.detach(|| report::rows(&data, &outcome, settings.fit.limits));
+    let mut rows = py.detach(|| report::rows(&data, &outcome, settings.fit.limits));
+    let selected = report::choose(&mut rows, select);
     let stopped = if budget.is_some() {
         "budget"
     } else {
@@ -162,7 +165,7 @@ pub fn _ode_search<'py>(
         None,
     );
     let front: Vec<_> = rows.iter().map(|r| report::member_json(&data, r)).collect();
-    let out = json!({"summary": summary, "front": front});
+    let out = json!({"summary": summary, "front": front, "selected": selected});
     py.import("json")?.call_method1("loads", (out.to_string(),))
 }
 

@@ -3,6 +3,7 @@
 //! front as the command; the result is the dict of its `--format json` output. A proposer in
 //! Python (`propose(results, front) -> candidates`) takes the place of `--proposer`.
 
+use harness::calibrate::RowKind;
 use harness::search::candidate::{Candidate, Origin};
 use harness::search::dataset::{Columns, Csv, Data};
 use harness::search::engine::{Engine, Stop};
@@ -11,6 +12,7 @@ use harness::search::front::Member;
 use harness::search::options::Options;
 use harness::search::proposer::parse_line;
 use harness::search::report::{self, Summary};
+use harness::search::select::{EarlyStop, Select};
 use numpy::{PyReadonlyArray1, PyUntypedArrayMethods};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -242,6 +244,7 @@ pub(crate) fn inputs(
     let cols = Columns {
         target: target.clone(),
         inputs: Some(inputs.to_vec()),
+        weights: None,
     };
     let data = Data::from_csv(&train, &named, &cols).map_err(value_error)?;
     let mut options = Options::default();
@@ -261,12 +264,45 @@ pub(crate) fn finish(
     until: Option<Instant>,
     interrupt: &AtomicBool,
     proposer: Option<Value>,
+    select: Select,
 ) -> Value {
     py.detach(|| engine.polish(until, interrupt));
     let front: Vec<Member> = engine.hall.front().into_iter().cloned().collect();
-    let rows = report::rows(engine, &front);
+    let mut rows = report::rows(engine, &front);
+    let selected = report::choose(&mut rows, select);
     let summary = Summary::of(engine, stopped, proposer);
-    json!({ "summary": summary, "front": rows })
+    json!({ "summary": summary, "front": rows, "selected": selected })
+}
+
+/// The training rows' weights, checked: one per row, finite, at least 0, not all 0.
+fn sample_weight(w: Vec<f64>, rows: usize) -> PyResult<numpy::ndarray::Array1<f64>> {
+    if w.len() != rows {
+        return Err(value_error(format!(
+            "sample_weight has {} values for {rows} rows",
+            w.len()
+        )));
+    }
+    if let Some(i) = w.iter().position(|v| !(v.is_finite() && *v >= 0.0)) {
+        return Err(value_error(format!(
+            "sample_weight[{i}] is {}: a weight must be a finite number of 0 or more",
+            w[i]
+        )));
+    }
+    if w.iter().sum::<f64>() <= 0.0 {
+        return Err(value_error(
+            "sample_weight is zero on every row: there is nothing to fit",
+        ));
+    }
+    Ok(numpy::ndarray::Array1::from(w))
+}
+
+/// `select` as `--select` reads it.
+pub(crate) fn select_of(select: &str) -> PyResult<Select> {
+    Select::parse(select).ok_or_else(|| {
+        value_error(format!(
+            "select={select:?}: expected 'best', 'accuracy' or 'score'"
+        ))
+    })
 }
 
 /// Runs a search, like `ndvm search --format json`.
@@ -276,7 +312,8 @@ pub(crate) fn finish(
 #[pyfunction]
 #[pyo3(signature = (names, columns, tests, *, settings, budget = None, max_evals = None,
     threads = None, proposer = None, proposer_only = false, stop_on_proposer_error = false,
-    seed_programs = None, progress = None))]
+    seed_programs = None, progress = None, select = "best", early_stop = None, weights = None,
+    loss = "l2", complexity_of = None, constraints = None, nested = None))]
 #[allow(clippy::too_many_arguments)]
 pub fn _search<'py>(
     py: Python<'py>,
@@ -292,7 +329,20 @@ pub fn _search<'py>(
     stop_on_proposer_error: bool,
     seed_programs: Option<Bound<'py, PyAny>>,
     progress: Option<Py<PyAny>>,
+    select: &str,
+    early_stop: Option<&str>,
+    weights: Option<PyReadonlyArray1<'py, f64>>,
+    loss: &str,
+    complexity_of: Option<&str>,
+    constraints: Option<&str>,
+    nested: Option<&str>,
 ) -> PyResult<Bound<'py, PyAny>> {
+    let select = select_of(select)?;
+    let loss = RowKind::parse(loss).map_err(|e| value_error(e.replace("--loss ", "loss=")))?;
+    let early_stop = early_stop
+        .map(EarlyStop::parse)
+        .transpose()
+        .map_err(|e| value_error(e.replace("--early-stop", "early_stop=")))?;
     if budget.is_some_and(|b| !(b.is_finite() && b > 0.0 && b <= 1e9)) {
         return Err(value_error("budget must be a number of seconds above 0"));
     }
@@ -302,13 +352,30 @@ pub fn _search<'py>(
     if proposer_only && proposer.is_none() {
         return Err(value_error("proposer_only needs a proposer"));
     }
-    let (data, options) = inputs(names, columns, tests, &settings)?;
+    let (mut data, mut options) = inputs(names, columns, tests, &settings)?;
+    options.loss = loss;
+    let keyword = |e: String, flag: &str, name: &str| value_error(e.replace(flag, name));
+    if let Some(t) = complexity_of {
+        (options.constraints.parse_costs(t))
+            .map_err(|e| keyword(e, "--complexity-of", "complexity_of"))?;
+    }
+    if let Some(t) = constraints {
+        (options.constraints.parse_args(t))
+            .map_err(|e| keyword(e, "--constraints", "constraints"))?;
+    }
+    if let Some(t) = nested {
+        (options.constraints.parse_nested(t)).map_err(|e| keyword(e, "--nested", "nested"))?;
+    }
+    if let Some(w) = weights {
+        data.train.w = Some(sample_weight(w.as_array().to_vec(), data.train.rows())?);
+    }
     let seeds = match &seed_programs {
         Some(p) => seeds(py, p, &data.inputs)?,
         None => Vec::new(),
     };
     let threads = threads.unwrap_or_else(harness::schedule::cores).max(1);
     let mut engine = Engine::new(options, data, threads, seeds).map_err(value_error)?;
+    engine.early_stop = early_stop;
     let budget = match (budget, max_evals) {
         (Some(b), _) => Some(b),
         (None, None) => Some(60.0),
@@ -368,10 +435,18 @@ pub fn _search<'py>(
             });
         });
     });
-    let stopped = stop.reason(engine.counters.evaluations);
+    let stopped = engine.stop_reason(&stop);
     let until = budget.map(|b| started + Duration::from_secs_f64(b));
     let proposer_status = feed.as_ref().map(PyFeed::status);
-    let mut out = finish(py, &mut engine, stopped, until, &interrupt, proposer_status);
+    let mut out = finish(
+        py,
+        &mut engine,
+        stopped,
+        until,
+        &interrupt,
+        proposer_status,
+        select,
+    );
     let warn = |message: String| {
         let category = py.get_type::<pyo3::exceptions::PyRuntimeWarning>();
         PyErr::warn(

@@ -20,6 +20,10 @@ def test_symbolic_ode_fits_simulates_and_scores():
     model = ndvm.SymbolicODE(max_evals=2000, threads=2, autonomous=True, feature_names=["x"])
     model.fit(X, t=T, trajectory=runs)
     assert model.best_["train"]["r2"] > 0.999
+    # `select="best"` (the default) chose it: within 1.5 times the lowest training loss.
+    assert model.best_["selected"] and model.result_["selected"]["criterion"] == "best"
+    lowest = min(m["train_loss"] for m in model.front_)
+    assert model.best_["train_loss"] <= 1.5 * lowest
     # A trajectory it has not seen, integrated from its first row.
     held = logistic(1.5, t)[:, None]
     assert model.score(held, t=t) > 0.999

@@ -244,3 +244,62 @@ def test_ctrl_c_stops_the_search_and_keeps_the_front(tmp_path):
     assert p.returncode == 0, out
     r = json.loads(out.strip().splitlines()[-1])
     assert r["stopped"] == "interrupted" and r["front"] > 0 and r["seconds"] < 60, r
+
+
+def test_select_chooses_the_model_and_early_stop_ends_the_search():
+    X, y = formula(0, 200)
+    r = ndvm.search(X, y, max_evals=1500, select="accuracy", **SMALL)
+    chosen = [m for m in r["front"] if m["selected"]]
+    assert len(chosen) == 1
+    assert chosen[0]["train_loss"] == min(m["train_loss"] for m in r["front"])
+    assert r["selected"] == {"criterion": "accuracy", "complexity": chosen[0]["complexity"]}
+    est = regressor(max_evals=1500, select="score").fit(X, y)
+    front = est.result_["front"]
+    assert est.best_["selected"] and est.best_["score"] == max(m["score"] for m in front)
+    r = ndvm.search(X, y, max_evals=4000, early_stop="1e30", **SMALL)
+    assert r["summary"]["stopped"] == "early-stop" and r["summary"]["evaluations"] < 4000
+    with pytest.raises(ValueError, match="select"):
+        ndvm.search(X, y, max_evals=10, select="lowest")
+    with pytest.raises(ValueError, match="early_stop"):
+        ndvm.search(X, y, max_evals=10, early_stop="soon")
+
+
+def test_sample_weight_and_loss():
+    x = np.arange(40) * 0.25 - 3.0
+    y = np.where((np.arange(40) >= 10) & (np.arange(40) < 20), -x + 7.0, 2.0 * x + 1.0)
+    w = np.where(y == 2.0 * x + 1.0, 1.0, 0.0)
+    m = regressor(max_evals=600).fit(x[:, None], y, sample_weight=w)
+    assert m.result_["summary"]["weighted"] is True
+    keep = w > 0
+    np.testing.assert_allclose(m.predict(x[keep, None]), y[keep], rtol=1e-9, atol=1e-9)
+    r = ndvm.search(x[:, None], y, max_evals=300, islands=1, population=30, loss="l1")
+    assert r["summary"]["loss"] == "l1" and r["summary"]["weighted"] is False
+    with pytest.raises(ValueError, match="sample_weight\\[3\\] is -1"):
+        ndvm.search(x[:, None], y, max_evals=10, sample_weight=np.where(np.arange(40) == 3, -1.0, 1.0))
+    with pytest.raises(ValueError, match="sample_weight has 2 values for 40 rows"):
+        ndvm.search(x[:, None], y, max_evals=10, sample_weight=[1.0, 2.0])
+    with pytest.raises(ValueError, match="huber needs its DELTA"):
+        ndvm.search(x[:, None], y, max_evals=10, loss="huber")
+
+
+def test_constraints_are_keywords():
+    X, y = formula(0, 200)
+    r = ndvm.search(X, y, names=["x", "v"], max_evals=1500, share=False, iterate="off",
+                    complexity_of="sin=3", nested="*=sin:0", max_depth=6, **SMALL)
+    for m in r["front"]:
+        # No sin below a product, on any path.
+        stack, opening = [], False
+        for tok in m["src"].replace("(", " ( ").replace(")", " ) ").split():
+            if tok == "(":
+                opening = True
+            elif tok == ")":
+                stack.pop()
+            else:
+                assert not (tok == "sin" and "*" in stack), m["src"]
+                if opening:
+                    stack.append(tok)
+                opening = False
+    with pytest.raises(ValueError, match="complexity_of: `tanh` is not an operator"):
+        ndvm.search(X, y, max_evals=10, complexity_of="tanh=2")
+    est = regressor(max_evals=300, constraints="/=(-1,1)").fit(X, y)
+    assert est.get_params()["constraints"] == "/=(-1,1)"

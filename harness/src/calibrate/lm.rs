@@ -52,11 +52,12 @@ fn sums<const K: usize>(
     grads: &[&[f64]],
     rows: &[f64],
     y: impl Fn(usize) -> Result<f64, String>,
+    w: impl Fn(usize) -> f64,
 ) -> Result<Sums, String> {
     // Each column cut to the rows, so that reading it needs no bounds check.
     let g: [&[f64]; K] = std::array::from_fn(|j| &grads[j][..rows.len()]);
     let (mut jtj, mut jtr, mut row) = ([[0.0f64; K]; K], [0.0f64; K], [0.0f64; K]);
-    let loss = add_rows(&g, rows, y, jtj.as_flattened_mut(), &mut jtr, &mut row)?;
+    let loss = add_rows(&g, rows, y, w, jtj.as_flattened_mut(), &mut jtr, &mut row)?;
     Ok((loss, jtj.as_flattened().to_vec(), jtr.to_vec()))
 }
 
@@ -65,19 +66,22 @@ fn sums_any(
     grads: &[&[f64]],
     rows: &[f64],
     y: impl Fn(usize) -> Result<f64, String>,
+    w: impl Fn(usize) -> f64,
 ) -> Result<Sums, String> {
     let (mut jtj, mut jtr, mut row) = (vec![0.0; k * k], vec![0.0; k], vec![0.0; k]);
-    let loss = add_rows(grads, rows, y, &mut jtj, &mut jtr, &mut row)?;
+    let loss = add_rows(grads, rows, y, w, &mut jtj, &mut jtr, &mut row)?;
     Ok((loss, jtj, jtr))
 }
 
-/// Adds every row's terms to `jtj` (`k * k`, its lower triangle) and `jtr` (`k`, the length
-/// of `row`), in row order; returns the sum of the squared residuals.
+/// Adds every row's terms, weighted by `w(i)`, to `jtj` (`k * k`, its lower triangle) and
+/// `jtr` (`k`, the length of `row`), in row order; returns the weighted sum of the squared
+/// residuals. (A weight of exactly 1 leaves every product as it is: the unweighted sums.)
 #[inline(always)]
 fn add_rows(
     grads: &[&[f64]],
     rows: &[f64],
     y: impl Fn(usize) -> Result<f64, String>,
+    w: impl Fn(usize) -> f64,
     jtj: &mut [f64],
     jtr: &mut [f64],
     row: &mut [f64],
@@ -86,14 +90,17 @@ fn add_rows(
     let mut loss = 0.0;
     for (i, &t) in rows.iter().enumerate() {
         let res = y(i)? - t;
-        loss += res * res;
+        let wi = w(i);
+        let wres = wi * res;
+        loss += wres * res;
         for (x, g) in row.iter_mut().zip(grads) {
             *x = g[i];
         }
         for a in 0..k {
-            jtr[a] += row[a] * res;
+            jtr[a] += row[a] * wres;
+            let wa = wi * row[a];
             for b in 0..=a {
-                jtj[a * k + b] += row[a] * row[b];
+                jtj[a * k + b] += wa * row[b];
             }
         }
     }
@@ -105,12 +112,18 @@ fn add_rows(
 pub(crate) fn normals(problem: &Problem, lanes: &impl Lanes, restarts: usize) -> PerRestartNormal {
     let n = problem.rows();
     let k = problem.params.len();
-    let Loss::Mse(target) = &problem.loss else {
-        return vec![
-            Err("Levenberg-Marquardt needs a target (a least-squares loss)".into());
-            restarts
-        ];
+    let (target, weighted) = match &problem.loss {
+        Loss::Mse(t) => (t, None),
+        Loss::Rows(r) if r.kind.least_squares() => (&r.target, Some(r)),
+        _ => {
+            return vec![
+                Err("Levenberg-Marquardt needs a target (a least-squares loss)".into());
+                restarts
+            ]
+        }
     };
+    // A weighted loss is divided by the weights' sum.
+    let total = weighted.map_or(n as f64, |r| r.total(n));
     (0..restarts)
         .map(|r| {
             let first = r * n;
@@ -122,21 +135,27 @@ pub(crate) fn normals(problem: &Problem, lanes: &impl Lanes, restarts: usize) ->
                 Some(f) => Ok(f),
                 None => lanes.value(first + i),
             };
-            let (loss, mut jtj, jtr) = match (k, grads.len() == k) {
-                (1, true) => sums::<1>(&grads, rows, y)?,
-                (2, true) => sums::<2>(&grads, rows, y)?,
-                (3, true) => sums::<3>(&grads, rows, y)?,
-                (4, true) => sums::<4>(&grads, rows, y)?,
-                (5, true) => sums::<5>(&grads, rows, y)?,
-                (6, true) => sums::<6>(&grads, rows, y)?,
-                _ => sums_any(k, &grads, rows, y)?,
+            let (loss, mut jtj, jtr) = match weighted {
+                None => {
+                    let w = |_: usize| 1.0;
+                    match (k, grads.len() == k) {
+                        (1, true) => sums::<1>(&grads, rows, y, w)?,
+                        (2, true) => sums::<2>(&grads, rows, y, w)?,
+                        (3, true) => sums::<3>(&grads, rows, y, w)?,
+                        (4, true) => sums::<4>(&grads, rows, y, w)?,
+                        (5, true) => sums::<5>(&grads, rows, y, w)?,
+                        (6, true) => sums::<6>(&grads, rows, y, w)?,
+                        _ => sums_any(k, &grads, rows, y, w)?,
+                    }
+                }
+                Some(r) => sums_any(k, &grads, rows, y, |i| r.squares_weight(i))?,
             };
             for a in 0..k {
                 for b in 0..a {
                     jtj[b * k + a] = jtj[a * k + b];
                 }
             }
-            let loss = loss / n as f64;
+            let loss = loss / total;
             let finite = loss.is_finite()
                 && jtj.iter().all(|x| x.is_finite())
                 && jtr.iter().all(|x| x.is_finite());

@@ -38,8 +38,148 @@ use workers::Evaluator;
 pub enum Loss {
     /// Mean squared error of the program's value against this target, one per data row.
     Mse(Vec<f64>),
+    /// A loss of the program's value against a target row by row, other than the plain mean
+    /// squared error: rows weighted, or a robust or relative loss.
+    Rows(RowLoss),
     /// The mean of the program's value over the data rows.
     Value,
+}
+
+impl Loss {
+    /// Whether it is a (weighted) sum of squared residuals, which Levenberg-Marquardt fits.
+    pub fn least_squares(&self) -> bool {
+        match self {
+            Loss::Mse(_) => true,
+            Loss::Rows(r) => r.kind.least_squares(),
+            Loss::Value => false,
+        }
+    }
+}
+
+/// How one row's value `f` is scored against its target `y` (`d = f - y`).
+#[derive(Copy, Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RowKind {
+    /// `d^2`.
+    #[default]
+    L2,
+    /// `|d|`.
+    L1,
+    /// `d^2 / 2` within `delta` of the target, `delta (|d| - delta / 2)` beyond.
+    Huber(f64),
+    /// `ln(cosh(d))`.
+    LogCosh,
+    /// `d^2 / |y|` (`|y|` at least [`RELATIVE_FLOOR`]).
+    Relative,
+}
+
+/// The smallest `|y|` the relative loss divides by.
+pub const RELATIVE_FLOOR: f64 = 1e-12;
+
+impl RowKind {
+    /// Reads `l2`, `l1`, `huber:DELTA`, `logcosh` or `relative`.
+    pub fn parse(text: &str) -> Result<RowKind, String> {
+        let bad = |why: &str| {
+            format!(
+                "--loss {text}: {why}; expected l2, l1, huber:DELTA (DELTA above 0), logcosh or \
+                 relative"
+            )
+        };
+        match text.trim() {
+            "l2" => Ok(RowKind::L2),
+            "l1" => Ok(RowKind::L1),
+            "logcosh" => Ok(RowKind::LogCosh),
+            "relative" => Ok(RowKind::Relative),
+            t => match t.strip_prefix("huber:").or(t.strip_prefix("huber")) {
+                Some(d) => match d.trim().parse::<f64>() {
+                    Ok(d) if d.is_finite() && d > 0.0 => Ok(RowKind::Huber(d)),
+                    _ => Err(bad("huber needs its DELTA, a number above 0 (huber:1.0)")),
+                },
+                None => Err(bad("not a loss of ndvm search")),
+            },
+        }
+    }
+
+    /// Its name as `--loss` reads it.
+    pub fn name(&self) -> String {
+        match self {
+            RowKind::L2 => "l2".into(),
+            RowKind::L1 => "l1".into(),
+            RowKind::Huber(d) => format!("huber:{d}"),
+            RowKind::LogCosh => "logcosh".into(),
+            RowKind::Relative => "relative".into(),
+        }
+    }
+
+    /// Whether it is a squared residual, weighted (Levenberg-Marquardt fits it).
+    pub fn least_squares(&self) -> bool {
+        matches!(self, RowKind::L2 | RowKind::Relative)
+    }
+
+    /// A row's loss and its derivative in the value, at `d = f - y`.
+    #[inline]
+    pub fn at(&self, d: f64, y: f64) -> (f64, f64) {
+        match *self {
+            RowKind::L2 => (d * d, 2.0 * d),
+            RowKind::L1 => (d.abs(), if d == 0.0 { 0.0 } else { d.signum() }),
+            RowKind::Huber(delta) => {
+                if d.abs() <= delta {
+                    (0.5 * d * d, d)
+                } else {
+                    (delta * (d.abs() - 0.5 * delta), delta * d.signum())
+                }
+            }
+            RowKind::LogCosh => {
+                // ln(cosh d) = |d| + ln(1 + e^(-2|d|)) - ln 2, which does not overflow.
+                let a = d.abs();
+                (
+                    a + (-2.0 * a).exp().ln_1p() - std::f64::consts::LN_2,
+                    d.tanh(),
+                )
+            }
+            RowKind::Relative => {
+                let s = 1.0 / y.abs().max(RELATIVE_FLOOR);
+                (d * d * s, 2.0 * d * s)
+            }
+        }
+    }
+}
+
+/// A row-by-row loss: its target, the rows' weights (each row's loss counts that many times;
+/// the loss is the weighted mean), and how a row is scored.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RowLoss {
+    /// One target per data row.
+    pub target: Vec<f64>,
+    /// One non-negative weight per data row (every row 1 when `None`).
+    pub weights: Option<Vec<f64>>,
+    /// How a row is scored.
+    pub kind: RowKind,
+}
+
+impl RowLoss {
+    /// Row `i`'s weight.
+    #[inline]
+    pub fn weight(&self, i: usize) -> f64 {
+        self.weights.as_ref().map_or(1.0, |w| w[i])
+    }
+
+    /// The sum of the first `n` rows' weights (what the loss is divided by).
+    pub fn total(&self, n: usize) -> f64 {
+        self.weights
+            .as_ref()
+            .map_or(n as f64, |w| w[..n].iter().sum())
+    }
+
+    /// Row `i`'s weight in a least-squares loss's sum of squared residuals.
+    #[inline]
+    pub fn squares_weight(&self, i: usize) -> f64 {
+        let w = self.weight(i);
+        match self.kind {
+            RowKind::Relative => w / self.target[i].abs().max(RELATIVE_FLOOR),
+            _ => w,
+        }
+    }
 }
 
 /// A calibration problem: a program, its fixed inputs, its data and its free parameters.
@@ -399,6 +539,15 @@ fn lane_loss<A: Accumulate>(
                 let d = y(i)? - t;
                 loss += d * d / nf;
                 acc.add(i, 2.0 * d / nf);
+            }
+        }
+        Loss::Rows(rl) => {
+            let total = rl.total(n);
+            for (i, &t) in rl.target[..n].iter().enumerate() {
+                let w = rl.weight(i) / total;
+                let (l, dl) = rl.kind.at(y(i)? - t, t);
+                loss += w * l;
+                acc.add(i, w * dl);
             }
         }
         Loss::Value => {

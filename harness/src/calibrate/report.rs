@@ -99,7 +99,7 @@ pub fn calibrate<R: Attach>(
     let best = fit.best.map(|b| fit.restarts[b].params.clone());
     let r2_of = |p: &Problem, mse: f64| match &p.loss {
         Loss::Mse(t) => Some(r_squared(mse, t)),
-        Loss::Value => None,
+        Loss::Rows(_) | Loss::Value => None,
     };
     let train_r2 = match (&best, fit.best) {
         (Some(_), Some(b)) => fit.restarts[b].final_loss.and_then(|l| r2_of(problem, l)),

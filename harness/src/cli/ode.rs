@@ -28,6 +28,20 @@ pub fn run(args: &SearchArgs) -> Result<ExitCode, String> {
         return Err("--proposer-only needs --proposer".into());
     }
     super::search::refuse_settings(args, SETTINGS)?;
+    if args.weights.is_some() || args.given.iter().any(|g| g == "loss") {
+        return Err(
+            "--weights and --loss apply to ndvm search without --time; ODE discovery \
+                    fits the integrated trajectories by least squares"
+                .into(),
+        );
+    }
+    if args.early_stop.is_some() {
+        return Err(
+            "--early-stop ends a search without --time; ODE discovery stops at its \
+                    --budget or --max-evals"
+                .into(),
+        );
+    }
     let cols = Columns {
         time: args.time.clone().unwrap_or_default(),
         states: args
@@ -201,7 +215,8 @@ pub fn run(args: &SearchArgs) -> Result<ExitCode, String> {
     let mut session = Session::<f64>::new();
     let max_step = outcome.max_step;
     let limits = settings.fit.limits;
-    let rows = report::rows(&data, &outcome, limits);
+    let mut rows = report::rows(&data, &outcome, limits);
+    let selected = report::choose(&mut rows, args.select);
     if let Some(b) = bar {
         b.finish_and_clear();
     }
@@ -229,7 +244,7 @@ pub fn run(args: &SearchArgs) -> Result<ExitCode, String> {
         let _ = writeln!(
             out,
             "{}",
-            serde_json::json!({"summary": summary, "front": front})
+            serde_json::json!({"summary": summary, "front": front, "selected": selected})
         );
     } else {
         let _ = writeln!(
@@ -259,6 +274,13 @@ pub fn run(args: &SearchArgs) -> Result<ExitCode, String> {
             data.train.iter().map(Trajectory::len).sum::<usize>()
         );
         let _ = write!(out, "{}", report::table(&data, &rows));
+        if let Some(c) = selected["complexity"].as_u64() {
+            let _ = writeln!(
+                out,
+                "\n* the model chosen by --select {} (complexity {c})",
+                args.select.name()
+            );
+        }
     }
     let _ = out.flush();
     drop(out);
@@ -294,8 +316,8 @@ fn write_outputs(
         jsonl.push('\n');
     }
     write("front.jsonl", jsonl)?;
-    // The plots show the front's most accurate member.
-    let Some(best) = rows.last() else {
+    // The plots show the chosen member.
+    let Some(best) = rows.iter().find(|r| r.selected).or(rows.last()) else {
         return Ok(());
     };
     let f = &best.fitted;

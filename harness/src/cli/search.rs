@@ -1,5 +1,6 @@
 //! `ndvm search`: discover programs and their constants from a CSV of measurements.
 
+use crate::calibrate::RowKind;
 use crate::schedule;
 use crate::search::candidate::{Candidate, Method, Origin};
 use crate::search::dataset::{Columns, Data};
@@ -10,6 +11,7 @@ use crate::search::front::Member;
 use crate::search::options::{Iterate, Options};
 use crate::search::proposer::{parse_line, Outside, ProposerStatus, StreamLimits};
 use crate::search::report::{self, Summary};
+use crate::search::select::{EarlyStop, Select};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::{IsTerminal, Write};
@@ -63,12 +65,36 @@ pub struct SearchArgs {
     /// input signals, none by default).
     #[arg(long, value_name = "a,b,...", value_delimiter = ',')]
     pub inputs: Option<Vec<String>>,
+    /// A column of non-negative weights of the training rows: each row's loss counts that
+    /// many times (the loss is the weighted mean; test sets are scored unweighted).
+    #[arg(long, value_name = "COL")]
+    pub weights: Option<String>,
+    /// How a row's value is scored against its target: `l2` (squared error), `l1`,
+    /// `huber:DELTA`, `logcosh` or `relative` (squared error over |target|). Least squares
+    /// (l2, relative) are fitted by Levenberg-Marquardt, the others by L-BFGS.
+    #[arg(long, value_name = "LOSS", default_value = "l2", value_parser = RowKind::parse)]
+    pub loss: RowKind,
     /// The operators programs are built from.
     #[arg(long, value_name = "LIST", default_value = crate::search::ops::DEFAULT)]
     pub ops: String,
     /// The largest complexity (node count) of a built-in candidate.
     #[arg(long, value_name = "N", default_value_t = Options::default().max_complexity)]
     pub max_complexity: usize,
+    /// The deepest tree of a built-in candidate.
+    #[arg(long, value_name = "N", default_value_t = Options::default().max_depth)]
+    pub max_depth: usize,
+    /// The complexity of each operator, constant (`const`) and input (`var`): `exp=3,sin=2`
+    /// (1 for what is not listed).
+    #[arg(long, value_name = "OP=N,...")]
+    pub complexity_of: Option<String>,
+    /// The largest complexity of each argument of an operator, -1 for any: `pow=(-1,1)` (any
+    /// base, an exponent of one node); several separated by `;`.
+    #[arg(long, value_name = "OP=(N,M);...")]
+    pub constraints: Option<String>,
+    /// How many times an operator may appear on one path below another:
+    /// `sin=sin:0,cos:0;exp=exp:0` (no sin or cos inside a sin, no exp inside an exp).
+    #[arg(long, value_name = "OUTER=INNER:N,...;...")]
+    pub nested: Option<String>,
     /// Wall-clock budget in seconds (default 60 without --max-evals).
     #[arg(long, value_name = "SECONDS")]
     pub budget: Option<f64>,
@@ -112,6 +138,15 @@ pub struct SearchArgs {
     /// `text` or `json`.
     #[arg(long, default_value = "text", value_parser = ["text", "json"])]
     pub format: String,
+    /// The model chosen from the front: `best` (the highest score, the largest drop of log
+    /// loss per node, among the members with a loss at most 1.5 times the lowest),
+    /// `accuracy` (the lowest loss) or `score` (the highest score).
+    #[arg(long, value_enum, default_value_t = Select::Best)]
+    pub select: Select,
+    /// Ends the search once a member at most COMPLEXITY nodes large (any, without `@`)
+    /// reaches LOSS on the rows it is fitted on (`1e-10@20`).
+    #[arg(long, value_name = "LOSS[@COMPLEXITY]")]
+    pub early_stop: Option<String>,
     /// How candidates are fitted.
     #[arg(long, value_enum, default_value_t = Method::Lm)]
     pub fit: Method,
@@ -159,6 +194,11 @@ pub struct SearchArgs {
 /// The arguments that set what a checkpoint keeps (each the flag `--` with dashes for the
 /// underscores): given with `--resume`, they are refused.
 const SETTINGS: &[&str] = &[
+    "loss",
+    "max_depth",
+    "complexity_of",
+    "constraints",
+    "nested",
     "ops",
     "max_complexity",
     "seed",
@@ -230,8 +270,19 @@ pub(super) fn options(args: &SearchArgs) -> Result<Options, String> {
         iterate: args.iterate,
         share: !args.no_share,
         seed: args.seed,
+        loss: args.loss,
+        max_depth: args.max_depth,
         ..d
     };
+    if let Some(t) = &args.complexity_of {
+        o.constraints.parse_costs(t)?;
+    }
+    if let Some(t) = &args.constraints {
+        o.constraints.parse_args(t)?;
+    }
+    if let Some(t) = &args.nested {
+        o.constraints.parse_nested(t)?;
+    }
     for s in &args.set {
         o.set(s)?;
     }
@@ -316,9 +367,15 @@ fn run(args: &SearchArgs) -> Result<ExitCode, String> {
         return super::ode::run(args);
     }
     refuse_settings(args, &[])?;
+    let early_stop = args
+        .early_stop
+        .as_deref()
+        .map(EarlyStop::parse)
+        .transpose()?;
     let cols = Columns {
         target: args.target.clone(),
         inputs: args.inputs.clone(),
+        weights: args.weights.clone(),
     };
     let data = Data::read(&args.data, &tests(args)?, &cols)?;
     let threads = args.threads.unwrap_or_else(schedule::cores).max(1);
@@ -339,6 +396,7 @@ fn run(args: &SearchArgs) -> Result<ExitCode, String> {
             Engine::new(options(args)?, data, threads, seeds)?
         }
     };
+    engine.early_stop = early_stop;
     // The budget runs from here: the data is read and decoded.
     let started = Instant::now();
     let out = args.out.clone().or_else(|| args.resume.clone());
@@ -420,7 +478,7 @@ fn run(args: &SearchArgs) -> Result<ExitCode, String> {
     // `Engine::polish`).
     drop(timer);
     engine.set_cancel(None);
-    let stopped = stop.reason(engine.counters.evaluations);
+    let stopped = engine.stop_reason(&stop);
     let proposer_status = outside.as_mut().map(|o| o.finish());
     // Nothing written from here on stops the front from being printed: a failed write is
     // reported after it, with a non-zero exit.
@@ -435,7 +493,8 @@ fn run(args: &SearchArgs) -> Result<ExitCode, String> {
         &interrupt,
     );
     let front: Vec<Member> = engine.hall.front().into_iter().cloned().collect();
-    let rows = report::rows(&mut engine, &front);
+    let mut rows = report::rows(&mut engine, &front);
+    let selected = report::choose(&mut rows, args.select);
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
@@ -446,10 +505,17 @@ fn run(args: &SearchArgs) -> Result<ExitCode, String> {
     );
     let test_names: Vec<String> = engine.data.tests.iter().map(|t| t.name.clone()).collect();
     if args.format == "json" {
-        let v = serde_json::json!({ "summary": summary, "front": rows });
+        let v = serde_json::json!({ "summary": summary, "front": rows, "selected": selected });
         let _ = writeln!(std::io::stdout().lock(), "{v}");
     } else {
         print_text(&summary, &rows, &test_names, proposer_status.as_ref());
+        if let Some(c) = selected["complexity"].as_u64() {
+            let _ = writeln!(
+                std::io::stdout().lock(),
+                "\n* the model chosen by --select {} (complexity {c})",
+                args.select.name()
+            );
+        }
     }
     let _ = std::io::stdout().flush();
     if let Some(dir) = &out {
@@ -567,8 +633,14 @@ fn print_text(s: &Summary, rows: &[report::Row], tests: &[String], p: Option<&Pr
     }
     let _ = writeln!(
         out,
-        "\nPareto front (complexity against training MSE, on {} rows):",
+        "\nPareto front (complexity against training {}, on {} rows):",
+        s.loss_label(),
         s.train_rows
     );
-    let _ = write!(out, "{}", report::table(rows, tests));
+    let label = if s.loss == "l2" && !s.weighted {
+        "train MSE"
+    } else {
+        "train loss"
+    };
+    let _ = write!(out, "{}", report::table(rows, tests, label));
 }

@@ -349,6 +349,7 @@ fn slope_data(data: &OdeData, smoothed: &[Smoothed], i: usize, autonomous: bool)
         train: Dataset {
             x,
             y: Array1::from(y),
+            w: None,
         },
         tests: vec![],
     }

@@ -454,6 +454,7 @@ mod tests {
             share: false,
             max_size: 20,
             max_depth: 8,
+            constraints: Default::default(),
         }
     }
 

@@ -6,6 +6,7 @@ use super::discover::{Fitted, Outcome, Settings};
 use super::simulate::{score, simulate, Paths, Score};
 use crate::search::emit::{self, Names};
 use crate::search::report::escape;
+use crate::search::select::{self, Select};
 use runtime_cpu::{Limits, Session};
 use serde_json::{json, Map, Value};
 use std::fmt::Write;
@@ -19,6 +20,8 @@ pub struct Row {
     pub tests: Vec<(String, Result<Score, String>)>,
     /// Each state's right-hand side: `(src, infix)`, infix with the fitted constants.
     pub equations: Vec<(String, String)>,
+    /// Whether it is the model chosen by `--select`.
+    pub selected: bool,
 }
 
 impl Row {
@@ -35,7 +38,24 @@ impl Row {
             fitted: f,
             tests,
             equations,
+            selected: false,
         }
+    }
+}
+
+/// Marks the row `how` chooses by the integrated trajectories' training MSE; the choice as the
+/// JSON's `selected` (`{"criterion", "complexity"}`, null on an empty front).
+pub fn choose(rows: &mut [Row], how: Select) -> Value {
+    let front: Vec<(usize, f64)> = rows
+        .iter()
+        .map(|r| (r.fitted.complexity, r.fitted.train.mse))
+        .collect();
+    match select::select(&front, how) {
+        Some(i) => {
+            rows[i].selected = true;
+            json!({"criterion": how.name(), "complexity": rows[i].fitted.complexity})
+        }
+        None => Value::Null,
     }
 }
 
@@ -89,6 +109,7 @@ pub fn member_json(data: &OdeData, r: &Row) -> Value {
         "params": params,
         "initial": initial,
         "equations": equations,
+        "selected": r.selected,
     })
 }
 
@@ -102,7 +123,7 @@ pub fn table(data: &OdeData, rows: &[Row]) -> String {
         .unwrap_or_default();
     let _ = write!(
         out,
-        "{:>10}  {:>10}  {:>10}",
+        "  {:>10}  {:>10}  {:>10}",
         "complexity", "train R^2", "train NMSE"
     );
     for t in &tests {
@@ -125,7 +146,8 @@ pub fn table(data: &OdeData, rows: &[Row]) -> String {
         let f = &r.fitted;
         let _ = write!(
             out,
-            "{:>10}  {:>10}  {:>10}",
+            "{} {:>10}  {:>10}  {:>10}",
+            if r.selected { '*' } else { ' ' },
             f.complexity,
             num(f.train.r2),
             format!("{:.3e}", f.train.nmse)

@@ -302,7 +302,7 @@ impl Engine {
         fits: &[Option<Fitted>],
         answers: &mut Vec<(usize, Answer)>,
     ) {
-        let crowd = shard.island.crowd();
+        let crowd = shard.island.crowd(&self.grammar);
         for (k, ((pos, c), plan)) in batch.into_iter().zip(plans).enumerate() {
             let pos = pos.filter(|_| c.origin == Origin::Proposer);
             let Some((values, loss)) = resolve(shard, &c, &plan, jobs, fits) else {
@@ -342,7 +342,9 @@ impl Engine {
     ) -> Member {
         let genome = self.fitted_genome(c, &values);
         // A program given as text counts as its genome when it reads as one.
-        let complexity = genome.as_ref().map_or(c.complexity, Genome::size);
+        let complexity = genome
+            .as_ref()
+            .map_or(c.complexity, |g| self.grammar.complexity(g));
         let member = Member {
             src: c.src.clone(),
             params: c.params.clone(),

@@ -8,7 +8,7 @@ use super::expr::Genome;
 use crate::calibrate::adam::AdamSettings;
 use crate::calibrate::lbfgs::LbfgsSettings;
 use crate::calibrate::lm::LmSettings;
-use crate::calibrate::{self, Loss, Optimizer, Problem, Settings};
+use crate::calibrate::{self, Loss, Optimizer, Problem, RowKind, RowLoss, Settings};
 use crate::rng::SplitMix;
 use runtime_cpu::{Bindings, Limits, Program, Session};
 use serde::{Deserialize, Serialize};
@@ -139,10 +139,14 @@ pub struct Rows {
     pub columns: Vec<(String, Vec<f64>)>,
     /// The target.
     pub y: Vec<f64>,
+    /// Each row's weight (every row 1 when `None`).
+    pub weights: Option<Vec<f64>>,
+    /// How a row is scored.
+    pub kind: RowKind,
 }
 
 impl Rows {
-    /// The rows of a dataset.
+    /// The rows of a dataset (weighted by its weights), scored by mean squared error.
     pub fn of(d: &super::dataset::Dataset, inputs: &[String]) -> Rows {
         Rows {
             columns: inputs
@@ -151,6 +155,27 @@ impl Rows {
                 .map(|(j, n)| (n.clone(), d.column(j).to_vec()))
                 .collect(),
             y: d.y.to_vec(),
+            weights: d.w.as_ref().map(|w| w.to_vec()),
+            kind: RowKind::L2,
+        }
+    }
+
+    /// These rows scored by `kind`.
+    pub fn scored_by(self, kind: RowKind) -> Rows {
+        Rows { kind, ..self }
+    }
+
+    /// The loss of a fit on these rows: the mean squared error when the rows are neither
+    /// weighted nor scored otherwise.
+    pub fn loss(&self) -> Loss {
+        if self.weights.is_none() && self.kind == RowKind::L2 {
+            Loss::Mse(self.y.clone())
+        } else {
+            Loss::Rows(RowLoss {
+                target: self.y.clone(),
+                weights: self.weights.clone(),
+                kind: self.kind,
+            })
         }
     }
 
@@ -172,7 +197,7 @@ impl Rows {
             fixed: Bindings::new(),
             data,
             params: params.to_vec(),
-            loss: Loss::Mse(self.y.clone()),
+            loss: self.loss(),
         }
     }
 
@@ -187,7 +212,8 @@ impl Rows {
 pub struct Fitted {
     /// The fitted parameters (the starting values when the fit failed).
     pub params: Vec<f64>,
-    /// The mean squared error on the fit rows, or why there is none.
+    /// The loss on the fit rows (the mean squared error unless `--loss` or `--weights` say
+    /// otherwise), or why there is none.
     pub loss: Result<f64, String>,
     /// Walks made.
     pub walks: usize,
@@ -235,7 +261,11 @@ pub fn fit(
             lanes: rows.y.len(),
         };
     }
-    let settings = fit.settings(params.len());
+    let mut settings = fit.settings(params.len());
+    if !problem.loss.least_squares() && fit.method == Method::Lm {
+        // Not a sum of squares: L-BFGS on the loss and its exact gradient.
+        settings.optimizer = Optimizer::Lbfgs(LbfgsSettings::default());
+    }
     let result = calibrate::fit(
         session,
         &problem,
@@ -284,8 +314,8 @@ pub fn score(
     .map(|(mse, _)| mse)
 }
 
-/// NMSE (MSE over the target's population variance) and R^2 of `program` at `values` on
-/// `rows`.
+/// NMSE (MSE over the target's population variance, every row counted once) and R^2 of
+/// `program` at `values` on `rows`.
 pub fn test_scores(
     session: &mut Session<f64>,
     program: &Program,
@@ -294,7 +324,17 @@ pub fn test_scores(
     rows: &Rows,
     limits: Limits,
 ) -> Result<(f64, f64), String> {
-    let mse = score(session, &rows.problem(program, params), values, limits)?;
+    let problem = if rows.weights.is_none() && rows.kind == RowKind::L2 {
+        rows.problem(program, params)
+    } else {
+        let plain = Rows {
+            weights: None,
+            kind: RowKind::L2,
+            ..rows.clone()
+        };
+        plain.problem(program, params)
+    };
+    let mse = score(session, &problem, values, limits)?;
     let nmse = mse / rows.variance();
     Ok((nmse, 1.0 - nmse))
 }
@@ -348,6 +388,8 @@ mod tests {
         Rows {
             columns: vec![("x".into(), x), ("v".into(), v)],
             y,
+            weights: None,
+            kind: RowKind::L2,
         }
     }
 
@@ -405,6 +447,122 @@ mod tests {
             );
             let e = f.loss.unwrap_err();
             assert!(e.contains(want), "{src}: {e}");
+        }
+    }
+
+    /// `y = 2 x + 1` on 40 rows, the rows `bad` moved by `shift`.
+    fn line(bad: &[usize], shift: f64) -> Rows {
+        let x: Vec<f64> = (0..40).map(|i| f64::from(i) * 0.25 - 3.0).collect();
+        let y = x
+            .iter()
+            .enumerate()
+            .map(|(i, x)| 2.0 * x + 1.0 + if bad.contains(&i) { shift } else { 0.0 })
+            .collect();
+        Rows {
+            columns: vec![("x".into(), x)],
+            y,
+            weights: None,
+            kind: RowKind::L2,
+        }
+    }
+
+    fn fit_line(rows: &Rows) -> Vec<f64> {
+        let p = Program::parse("(+ (* a x) b)").unwrap();
+        let params: Vec<String> = vec!["a".into(), "b".into()];
+        let one = FitSettings {
+            iterations: 200,
+            restarts: 1,
+            ..settings()
+        };
+        let f = fit(&mut Session::new(), &p, &params, &[0.5, 0.0], rows, &one, 1);
+        assert!(f.loss.is_ok(), "{f:?}");
+        f.params
+    }
+
+    #[test]
+    fn weights_choose_the_rows_a_fit_follows() {
+        // Half the rows follow another line: weighted out, the fit is the first line exactly.
+        let bad: Vec<usize> = (20..40).collect();
+        let plain = line(&bad, 5.0);
+        let weighted = Rows {
+            weights: Some((0..40).map(|i| if i < 20 { 1.0 } else { 0.0 }).collect()),
+            ..plain.clone()
+        };
+        let (p, w) = (fit_line(&plain), fit_line(&weighted));
+        assert!(
+            (w[0] - 2.0).abs() < 1e-9 && (w[1] - 1.0).abs() < 1e-9,
+            "{w:?}"
+        );
+        assert!((p[1] - 1.0).abs() > 0.5, "{p:?}");
+        // Weights of 3 on every row: the same fit as none (a weighted mean).
+        let threes = Rows {
+            weights: Some(vec![3.0; 40]),
+            ..plain.clone()
+        };
+        let t = fit_line(&threes);
+        assert!((t[0] - p[0]).abs() < 1e-9 && (t[1] - p[1]).abs() < 1e-9);
+    }
+
+    #[test]
+    fn robust_losses_ignore_gross_outliers_and_l2_does_not() {
+        let rows = line(&[3, 11, 17, 29, 35], 40.0);
+        let l2 = fit_line(&rows);
+        assert!((l2[1] - 1.0).abs() > 1.0, "{l2:?}");
+        // L1 fits the 35 rows on the line exactly; Huber and log-cosh let each outlier pull
+        // with a bounded force (0.5 and 1 here, against 35 rows' squares): near the line.
+        for (kind, within) in [
+            (RowKind::L1, 1e-3),
+            (RowKind::Huber(0.5), 0.1),
+            (RowKind::LogCosh, 0.2),
+        ] {
+            let f = fit_line(&rows.clone().scored_by(kind));
+            assert!(
+                (f[0] - 2.0).abs() < within && (f[1] - 1.0).abs() < within,
+                "{kind:?}: {f:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn every_loss_s_gradient_matches_finite_differences() {
+        let p = Program::parse("(+ (* a (exp (* 0.3 x))) b)").unwrap();
+        let params: Vec<String> = vec!["a".into(), "b".into()];
+        let base = line(&[4, 9], 3.0);
+        let w: Vec<f64> = (0..40).map(|i| 0.5 + f64::from(i % 3)).collect();
+        let at = [1.3, -0.4];
+        for kind in [
+            RowKind::L2,
+            RowKind::L1,
+            RowKind::Huber(1.0),
+            RowKind::LogCosh,
+            RowKind::Relative,
+        ] {
+            let rows = Rows {
+                weights: Some(w.clone()),
+                ..base.clone()
+            }
+            .scored_by(kind);
+            let problem = rows.problem(&p, &params);
+            let mut s = Session::new();
+            let eval = |s: &mut Session<f64>, x: &[f64]| {
+                calibrate::evaluate(s, &problem, &[x.to_vec()], settings().limits(), 64, true)
+                    .remove(0)
+                    .unwrap()
+            };
+            let (_, g) = eval(&mut s, &at);
+            for k in 0..2 {
+                let h = 1e-6;
+                let (mut hi, mut lo) = (at.to_vec(), at.to_vec());
+                hi[k] += h;
+                lo[k] -= h;
+                let fd = (eval(&mut s, &hi).0 - eval(&mut s, &lo).0) / (2.0 * h);
+                assert!(
+                    (g[k] - fd).abs() <= 1e-6 * fd.abs().max(1.0),
+                    "{kind:?} d/d{}: {} against {fd}",
+                    params[k],
+                    g[k]
+                );
+            }
         }
     }
 }

@@ -195,6 +195,8 @@ pub struct Dataset {
     pub x: Array2<f64>,
     /// The target on each row.
     pub y: Array1<f64>,
+    /// Each row's weight (`--weights`; every row 1 when `None`).
+    pub w: Option<Array1<f64>>,
 }
 
 impl Dataset {
@@ -217,7 +219,11 @@ impl Dataset {
             self.x[(rows[i], j)]
         });
         let y = rows.iter().map(|&r| self.y[r]).collect();
-        Dataset { x, y }
+        let w = self
+            .w
+            .as_ref()
+            .map(|w| rows.iter().map(|&r| w[r]).collect());
+        Dataset { x, y, w }
     }
 
     /// The population variance of the target.
@@ -268,6 +274,12 @@ impl Data {
             for &v in &d.y {
                 h.number(v);
             }
+            if let Some(w) = &d.w {
+                h.text("weights");
+                for &v in w {
+                    h.number(v);
+                }
+            }
         };
         set(&mut h, &self.train);
         for t in &self.tests {
@@ -283,8 +295,10 @@ impl Data {
 pub struct Columns {
     /// The target column.
     pub target: String,
-    /// The inputs (`None`: every column but the target).
+    /// The inputs (`None`: every column but the target and the weights).
     pub inputs: Option<Vec<String>>,
+    /// The column of the training rows' weights (`--weights`).
+    pub weights: Option<String>,
 }
 
 /// Checks that `name` can be an input of a program: a plain name of the language, not one of
@@ -322,7 +336,28 @@ fn dataset(csv: &Csv, inputs: &[usize], target: usize, rows: &[usize]) -> Result
         csv.columns[inputs[j]][rows[i]]
     });
     let y = rows.iter().map(|&r| csv.columns[target][r]).collect();
-    Ok(Dataset { x, y })
+    Ok(Dataset { x, y, w: None })
+}
+
+/// The weights of `rows` from column `j`: finite, at least 0, and not all 0.
+fn row_weights(csv: &Csv, j: usize, rows: &[usize]) -> Result<Array1<f64>, String> {
+    for &r in rows {
+        let v = csv.columns[j][r];
+        if !(v.is_finite() && v >= 0.0) {
+            return Err(format!(
+                "{}:{}: the weight `{}` is {v}: a weight must be a finite number of 0 or more",
+                csv.file, csv.lines[r], csv.names[j]
+            ));
+        }
+    }
+    let w: Array1<f64> = rows.iter().map(|&r| csv.columns[j][r]).collect();
+    if w.sum() <= 0.0 {
+        return Err(format!(
+            "{}: the weight `{}` is zero on every training row: there is nothing to fit",
+            csv.file, csv.names[j]
+        ));
+    }
+    Ok(w)
 }
 
 /// Checks a set has rows to fit or score on and a target that varies.
@@ -361,6 +396,17 @@ impl Data {
     /// Builds the data from parsed tables.
     pub fn from_csv(csv: &Csv, tests: &[(String, Csv)], cols: &Columns) -> Result<Data, String> {
         let target = csv.find(&cols.target, "the target")?;
+        let weights = match &cols.weights {
+            Some(name) => {
+                if *name == cols.target {
+                    return Err(format!(
+                        "`{name}` is the target; it cannot be the weights too"
+                    ));
+                }
+                Some(csv.find(name, "the weights")?)
+            }
+            None => None,
+        };
         let inputs: Vec<String> = match &cols.inputs {
             Some(list) => {
                 for name in list {
@@ -368,13 +414,18 @@ impl Data {
                     if *name == cols.target {
                         return Err(format!("`{name}` is the target; it cannot be an input too"));
                     }
+                    if Some(name) == cols.weights.as_ref() {
+                        return Err(format!(
+                            "`{name}` is the weights; it cannot be an input too"
+                        ));
+                    }
                 }
                 list.clone()
             }
             None => csv
                 .names
                 .iter()
-                .filter(|n| **n != cols.target)
+                .filter(|n| **n != cols.target && Some(*n) != cols.weights.as_ref())
                 .cloned()
                 .collect(),
         };
@@ -402,8 +453,11 @@ impl Data {
             }
         }
         let train_rows = csv.rows_where(&["train"]);
-        let train = dataset(csv, &idx, target, &train_rows)?;
+        let mut train = dataset(csv, &idx, target, &train_rows)?;
         check_rows(&train, &csv.file, "the training data", &cols.target)?;
+        if let Some(j) = weights {
+            train.w = Some(row_weights(csv, j, &train_rows)?);
+        }
         let mut sets = Vec::new();
         if csv.split.is_some() {
             let rows = csv.rows_where(&["holdout", "test"]);
@@ -467,6 +521,7 @@ mod tests {
         Columns {
             target: target.into(),
             inputs: None,
+            weights: None,
         }
     }
 

@@ -17,6 +17,7 @@ use super::front::HallOfFame;
 use super::generate::{below, Grammar};
 use super::options::Options;
 use super::population::Pressure;
+use super::select::EarlyStop;
 use super::shard::{share, Arrival, Shard, ShardState};
 use crate::calibrate::workers::Workers;
 use crate::rng::SplitMix;
@@ -145,6 +146,7 @@ pub fn grammar_of(options: &Options, data: &Data) -> Result<Grammar, String> {
         max_size: options.max_complexity,
         // The genome's own code recurses over trees: keep them far from the stack's end.
         max_depth: options.max_depth.min(MAX_DEPTH),
+        constraints: options.constraints.clone(),
     })
 }
 
@@ -185,6 +187,10 @@ pub struct Engine {
     /// The flag that cancels the workers' walks, while one is set ([`Engine::set_cancel`]).
     pub(super) cancel: Option<Arc<AtomicBool>>,
     pub(super) pressure: Pressure,
+    /// The loss that ends the search before its budget (`--early-stop`).
+    pub early_stop: Option<EarlyStop>,
+    /// Whether a member reached it.
+    pub stopped_early: bool,
 }
 
 /// What one island's epoch did ([`Engine::epoch`]).
@@ -236,7 +242,7 @@ impl Engine {
     ) -> Result<Engine, String> {
         let grammar = grammar_of(&options, &data)?;
         let names = Names::new(&data.inputs);
-        let fit_rows = sample_rows(&data, options.fit_rows, options.seed);
+        let fit_rows = sample_rows(&data, &options);
         let test_rows = data
             .tests
             .iter()
@@ -268,6 +274,8 @@ impl Engine {
             workers,
             cancel: None,
             pressure,
+            early_stop: None,
+            stopped_early: false,
             options,
             data,
             grammar,
@@ -392,6 +400,21 @@ impl Engine {
                 self.migrated(arrivals);
             }
             after(self);
+            if let Some(e) = self.early_stop {
+                if self.hall.members().any(|m| e.reached(m.complexity, m.loss)) {
+                    self.stopped_early = true;
+                    break;
+                }
+            }
+        }
+    }
+
+    /// Why the run under `stop` ended: `early-stop`, or [`Stop::reason`]'s.
+    pub fn stop_reason(&self, stop: &Stop) -> &'static str {
+        if self.stopped_early {
+            "early-stop"
+        } else {
+            stop.reason(self.counters.evaluations)
         }
     }
 
@@ -485,9 +508,10 @@ impl Engine {
             if k > 1 {
                 let mut rng = rng_for(self.options.seed, &[5, index, self.epoch]);
                 let next = &self.shards[(i + 1) % k].island;
-                let crowd = next.crowd();
+                let crowd = next.crowd(&self.grammar);
                 for _ in from_hall..self.options.migrants {
-                    if let Some((m, _)) = next.select(&mut rng, &self.pressure, &crowd) {
+                    let pick = next.select(&mut rng, &self.pressure, &crowd, &self.grammar);
+                    if let Some((m, _)) = pick {
                         arrive.push(Arrival {
                             genome: m.genome.clone(),
                             loss: m.loss,
@@ -515,18 +539,26 @@ impl Engine {
 
 /// The rows the search fits on: every training row, or `n` of them drawn with `seed` (in
 /// file order).
-fn sample_rows(data: &Data, n: usize, seed: u64) -> Rows {
-    let total = data.train.rows();
-    if n == 0 || n >= total {
-        return Rows::of(&data.train, &data.inputs);
+fn sample_rows(data: &Data, options: &Options) -> Rows {
+    let (n, seed) = (options.fit_rows, options.seed);
+    // Rows of weight 0 count for nothing: they are not drawn.
+    let weighted: Vec<usize> = match &data.train.w {
+        Some(w) => (0..w.len()).filter(|&r| w[r] > 0.0).collect(),
+        None => (0..data.train.rows()).collect(),
+    };
+    let total = weighted.len();
+    if (n == 0 || n >= total) && total == data.train.rows() {
+        return Rows::of(&data.train, &data.inputs).scored_by(options.loss);
     }
-    let mut idx: Vec<usize> = (0..total).collect();
-    let mut rng = rng_for(seed, &[0]);
-    for i in 0..n {
-        let j = i + below(&mut rng, total - i);
-        idx.swap(i, j);
+    let mut idx = weighted;
+    if n > 0 && n < total {
+        let mut rng = rng_for(seed, &[0]);
+        for i in 0..n {
+            let j = i + below(&mut rng, total - i);
+            idx.swap(i, j);
+        }
+        idx.truncate(n);
     }
-    let mut pick = idx[..n].to_vec();
-    pick.sort_unstable();
-    Rows::of(&data.train.select(&pick), &data.inputs)
+    idx.sort_unstable();
+    Rows::of(&data.train.select(&idx), &data.inputs).scored_by(options.loss)
 }

@@ -35,7 +35,7 @@ impl Engine {
     /// Drops, from each front member's sums, the terms it is as good without (on the fit rows,
     /// refitted), then fits the front again on every training row (from its fitted
     /// values) and rebuilds the hall of fame from the refitted members: their loss is then the
-    /// training MSE. After `until`, or once `interrupt` is set, nothing more is pruned, and a
+    /// training loss. After `until`, or once `interrupt` is set, nothing more is pruned, and a
     /// member whose refit has not started is only scored on every row at its fitted values.
     pub fn polish(&mut self, until: Option<Instant>, interrupt: &AtomicBool) {
         let late =
@@ -45,7 +45,7 @@ impl Engine {
         for m in front {
             members.push(if late() { m } else { self.pruned(m) });
         }
-        let rows = Rows::of(&self.data.train, &self.data.inputs);
+        let rows = Rows::of(&self.data.train, &self.data.inputs).scored_by(self.options.loss);
         let one = candidate::FitSettings {
             restarts: 1,
             iterations: self.options.polish_iterations,
@@ -121,7 +121,7 @@ impl Engine {
                 params: c.params,
                 values,
                 loss,
-                complexity: genome.size(),
+                complexity: self.grammar.complexity(&genome),
                 genome: Some(genome),
                 origin: m.origin,
             };

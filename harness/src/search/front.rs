@@ -15,7 +15,8 @@ pub struct Member {
     pub params: Vec<String>,
     /// Their fitted values.
     pub values: Vec<f64>,
-    /// Mean squared error on the rows the search fits on.
+    /// The loss on the rows the search fits on (the mean squared error unless `--loss` or
+    /// `--weights` say otherwise).
     pub loss: f64,
     /// Node count.
     pub complexity: usize,

@@ -1,5 +1,6 @@
 //! What programs the built-in proposer may build (the [`Grammar`]) and random ones of it.
 
+use super::constraints::Constraints;
 use super::expr::{Context, Count, Expr, Genome, Iterate};
 use super::ops::OpSet;
 use super::simplify;
@@ -24,6 +25,8 @@ pub struct Grammar {
     pub max_size: usize,
     /// The deepest tree.
     pub max_depth: usize,
+    /// Each operator's complexity, argument sizes and nesting limits.
+    pub constraints: Constraints,
 }
 
 /// A uniform draw from `0..n` (`n > 0`).
@@ -127,13 +130,19 @@ impl Grammar {
         Genome::of(self.grow(rng, top, depth, size))
     }
 
-    /// True when `g` is within the size and depth limits, every reference is in scope, and
-    /// every input and count column it names exists.
+    /// True when `g` is within the complexity and depth limits, keeps the constraints, every
+    /// reference is in scope, and every input and count column it names exists.
     pub fn admits(&self, g: &Genome) -> bool {
-        g.size() <= self.max_size
+        self.complexity(g) <= self.max_size
             && g.depth() <= self.max_depth
             && g.is_well_formed()
             && self.columns_exist(g)
+            && self.constraints.allows(g)
+    }
+
+    /// The complexity of `g`: its node count, each node weighted by `--complexity-of`.
+    pub fn complexity(&self, g: &Genome) -> usize {
+        self.constraints.complexity(g)
     }
 
     fn columns_exist(&self, g: &Genome) -> bool {
@@ -180,6 +189,7 @@ pub(crate) mod tests {
             share: true,
             max_size: 30,
             max_depth: 10,
+            constraints: Constraints::default(),
         }
     }
 

@@ -14,6 +14,7 @@
 //! | `ops.rs` | the operators of `--ops` |
 //! | `expr.rs` | the genome: trees, `iterate`, `let`, paths and scopes |
 //! | `emit.rs` | a genome as a program of the object language, and as infix math |
+//! | `constraints.rs` | each operator's complexity, argument sizes and nesting limits |
 //! | `simplify.rs` | constant folding, cancellations, flattened chains |
 //! | `generate.rs` | the grammar and random programs of it |
 //! | `mutate.rs` | the variation operators and their weights |
@@ -30,11 +31,13 @@
 //! | `finish.rs` | test scores, the final pruning and refit of the front |
 //! | `proposer.rs` | the outside proposer's process and its JSON-lines protocol |
 //! | `prune.rs` | a front member's top-level terms, one at a time left out |
+//! | `select.rs` | the model chosen from the front (`--select`), and `--early-stop` |
 //! | `report.rs` | the summary and the front as JSON, table, CSV and SVG |
 
 mod batch;
 pub mod cache;
 pub mod candidate;
+pub mod constraints;
 pub mod convert;
 pub mod dataset;
 pub mod emit;
@@ -52,5 +55,6 @@ pub mod population;
 pub mod proposer;
 pub mod prune;
 pub mod report;
+pub mod select;
 pub mod shard;
 pub mod simplify;

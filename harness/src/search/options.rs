@@ -1,8 +1,10 @@
 //! Every setting of a search, with its default, in one place.
 
 use super::candidate::{FitSettings, Method};
+use super::constraints::Constraints;
 use super::mutate::MutationWeights;
 use super::ops::{OpSet, DEFAULT};
+use crate::calibrate::RowKind;
 use serde::{Deserialize, Serialize};
 
 /// When the grammar has `iterate`.
@@ -66,6 +68,13 @@ pub struct Options {
     pub weights: MutationWeights,
     /// Skeletons the cache holds before it is emptied.
     pub cache_capacity: usize,
+    /// How a row's value is scored against its target (`--loss`).
+    #[serde(default)]
+    pub loss: RowKind,
+    /// Each operator's complexity, argument sizes and nesting limits (`--complexity-of`,
+    /// `--constraints`, `--nested`).
+    #[serde(default)]
+    pub constraints: Constraints,
 }
 
 impl Default for Options {
@@ -101,6 +110,8 @@ impl Default for Options {
             seed: 1,
             weights: MutationWeights::default(),
             cache_capacity: 50_000,
+            loss: RowKind::L2,
+            constraints: Constraints::default(),
         }
     }
 }

@@ -116,10 +116,10 @@ impl Island {
     }
 
     /// The members' complexities.
-    pub fn crowd(&self) -> Crowd {
+    pub fn crowd(&self, grammar: &Grammar) -> Crowd {
         let mut c = Crowd::default();
         for m in &self.members {
-            let s = m.genome.size();
+            let s = grammar.complexity(&m.genome);
             if c.counts.len() <= s {
                 c.counts.resize(s + 1, 0);
             }
@@ -136,6 +136,7 @@ impl Island {
         rng: &mut SplitMix,
         pressure: &Pressure,
         crowd: &Crowd,
+        grammar: &Grammar,
     ) -> Option<(&Individual, f64)> {
         if self.members.is_empty() {
             return None;
@@ -143,7 +144,7 @@ impl Island {
         let mut best: Option<(&Individual, f64)> = None;
         for _ in 0..pressure.tournament.max(1) {
             let m = &self.members[below(rng, self.members.len())];
-            let s = pressure.score(m.loss, m.genome.size(), crowd);
+            let s = pressure.score(m.loss, grammar.complexity(&m.genome), crowd);
             if best.is_none_or(|(_, b)| s < b) {
                 best = Some((m, s));
             }
@@ -165,14 +166,14 @@ impl Island {
         names: &Names,
         island: u16,
     ) -> Vec<Candidate> {
-        let crowd = self.crowd();
+        let crowd = self.crowd(grammar);
         let mut out = Vec::with_capacity(n);
         for _ in 0..n {
             let mut child = None;
             for _ in 0..10 {
                 let (Some((a, sa)), Some((b, sb))) = (
-                    self.select(rng, pressure, &crowd),
-                    self.select(rng, pressure, &crowd),
+                    self.select(rng, pressure, &crowd, grammar),
+                    self.select(rng, pressure, &crowd, grammar),
                 ) else {
                     break;
                 };
@@ -231,9 +232,10 @@ mod tests {
             variance: 1.0,
         };
         let mut rng = SplitMix(1);
-        let crowd = isl.crowd();
+        let g = super::super::generate::tests::grammar();
+        let crowd = isl.crowd(&g);
         let wins = (0..300)
-            .filter(|_| isl.select(&mut rng, &p, &crowd).unwrap().0.loss == 1.5)
+            .filter(|_| isl.select(&mut rng, &p, &crowd, &g).unwrap().0.loss == 1.5)
             .count();
         assert!(wins > 150, "{wins}");
         assert!((crowd.share(1) - 1.0).abs() < 1e-12);

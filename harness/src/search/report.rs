@@ -5,6 +5,7 @@
 use super::engine::{Counters, Engine};
 use super::feed::{Answer, TestScore};
 use super::front::Member;
+use super::select::{self, Select};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 use std::fmt::Write;
@@ -34,6 +35,21 @@ pub struct Summary {
     pub stopped: String,
     /// The outside proposer: lines, bad lines, how it ended (null without one).
     pub proposer: Option<Value>,
+    /// The loss fitted and reported as `train_loss` (`--loss`).
+    pub loss: String,
+    /// Whether the training rows are weighted (`--weights`).
+    pub weighted: bool,
+}
+
+impl Summary {
+    /// What `train_loss` is, for people: `MSE`, or the loss and whether it is weighted.
+    pub fn loss_label(&self) -> String {
+        match (self.loss.as_str(), self.weighted) {
+            ("l2", false) => "MSE".into(),
+            (l, false) => format!("{l} loss"),
+            (l, true) => format!("weighted {l} loss"),
+        }
+    }
 }
 
 impl Summary {
@@ -52,6 +68,8 @@ impl Summary {
             train_rows: engine.data.train.rows(),
             stopped: stopped.to_string(),
             proposer,
+            loss: engine.options.loss.name(),
+            weighted: engine.fit_rows.weights.is_some(),
         }
     }
 }
@@ -71,6 +89,10 @@ pub struct Row {
     pub params: Map<String, Value>,
     /// Infix math.
     pub infix: String,
+    /// The drop of `ln(train_loss)` per unit of complexity from the next simpler member.
+    pub score: f64,
+    /// Whether it is the model chosen by `--select`.
+    pub selected: bool,
 }
 
 /// Parameters as a JSON object.
@@ -110,9 +132,27 @@ pub fn rows(engine: &mut Engine, front: &[Member]) -> Vec<Row> {
                 src: m.src.clone(),
                 params: params_json(&m.params, &m.values),
                 infix: engine.infix(m),
+                score: 0.0,
+                selected: false,
             }
         })
         .collect()
+}
+
+/// Scores the front's rows and marks the one `how` chooses; the choice as the JSON's
+/// `selected` (`{"criterion", "complexity"}`, null on an empty front).
+pub fn choose(rows: &mut [Row], how: Select) -> Value {
+    let front: Vec<(usize, f64)> = rows.iter().map(|r| (r.complexity, r.train_loss)).collect();
+    for (r, s) in rows.iter_mut().zip(select::scores(&front)) {
+        r.score = s;
+    }
+    match select::select(&front, how) {
+        Some(i) => {
+            rows[i].selected = true;
+            json!({"criterion": how.name(), "complexity": rows[i].complexity})
+        }
+        None => Value::Null,
+    }
 }
 
 /// An answer line of the proposer protocol.
@@ -144,16 +184,17 @@ pub fn member_json(engine: &Engine, m: &Member) -> Value {
     })
 }
 
-/// The front as a table for people.
-pub fn table(rows: &[Row], tests: &[String]) -> String {
+/// The front as a table for people; `loss` heads the training loss's column.
+pub fn table(rows: &[Row], tests: &[String], loss: &str) -> String {
     let mut s = String::new();
-    let _ = write!(s, "{:>4}  {:>11}", "cx", "train MSE");
+    let _ = write!(s, "  {:>4}  {:>11}", "cx", loss);
     for t in tests {
         let _ = write!(s, "  {:>11}  {:>9}", format!("{t} NMSE"), "R^2");
     }
     s.push_str("  model\n");
     for r in rows {
-        let _ = write!(s, "{:>4}  {:>11.4e}", r.complexity, r.train_loss);
+        let mark = if r.selected { '*' } else { ' ' };
+        let _ = write!(s, "{mark} {:>4}  {:>11.4e}", r.complexity, r.train_loss);
         for t in tests {
             let (nmse, r2) = r
                 .tests
@@ -173,12 +214,13 @@ pub fn table(rows: &[Row], tests: &[String]) -> String {
             .iter()
             .map(|(n, v)| format!("{n}={}", v.as_f64().map_or("?".into(), |x| format!("{x}"))))
             .collect();
-        let _ = writeln!(s, "{:>19}{}  {}", "", r.src, params.join(" "));
+        let _ = writeln!(s, "{:>21}{}  {}", "", r.src, params.join(" "));
     }
     s
 }
 
-/// The front as CSV: complexity, train_loss, per test set NMSE and R^2, infix, src, params.
+/// The front as CSV: complexity, train_loss, per test set NMSE and R^2, score, selected,
+/// infix, src, params.
 pub fn csv(rows: &[Row], tests: &[String]) -> String {
     let mut w = csv::Writer::from_writer(Vec::new());
     let mut header = vec!["complexity".to_string(), "train_loss".to_string()];
@@ -186,7 +228,7 @@ pub fn csv(rows: &[Row], tests: &[String]) -> String {
         header.push(format!("{t}_nmse"));
         header.push(format!("{t}_r2"));
     }
-    header.extend(["infix", "src", "params"].map(String::from));
+    header.extend(["score", "selected", "infix", "src", "params"].map(String::from));
     let _ = w.write_record(&header);
     for r in rows {
         let mut rec = vec![r.complexity.to_string(), format!("{}", r.train_loss)];
@@ -200,6 +242,8 @@ pub fn csv(rows: &[Row], tests: &[String]) -> String {
                 );
             }
         }
+        rec.push(format!("{}", r.score));
+        rec.push(r.selected.to_string());
         rec.push(r.infix.clone());
         rec.push(r.src.clone());
         rec.push(Value::Object(r.params.clone()).to_string());
