@@ -715,3 +715,64 @@ fn constraints_shape_the_front_and_weight_its_complexity() {
         assert!(stderr(&out).contains(want), "{}", stderr(&out));
     }
 }
+
+#[test]
+fn several_targets_are_searched_in_one_run() {
+    let tmp = Tmp::new("cli-search");
+    let mut text = String::from("x,v,y1,y2\n");
+    for i in 0..120 {
+        let x = -2.0 + 4.0 * ((i * 37) % 101) as f64 / 100.0;
+        let v = 0.1 + 3.0 * ((i * 53) % 97) as f64 / 96.0;
+        text.push_str(&format!(
+            "{x},{v},{},{}\n",
+            2.5 * x * v.sin() + 0.5,
+            x * v + 1.0
+        ));
+    }
+    let train = tmp.file("two.csv", &text);
+    let out_dir = std::path::PathBuf::from(tmp.path("fronts"));
+    let v = json(&[
+        "--data",
+        &train,
+        "--target",
+        "y1,y2",
+        "--max-evals",
+        "1500",
+        "--islands",
+        "2",
+        "--population",
+        "40",
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert_eq!(v["summary"]["targets"], serde_json::json!(["y1", "y2"]));
+    for t in ["y1", "y2"] {
+        let front = v["fronts"][t].as_array().unwrap();
+        assert!(!front.is_empty());
+        // A target is never an input of another's programs.
+        for m in front {
+            let src = m["src"].as_str().unwrap();
+            assert!(!src.contains("y1") && !src.contains("y2"), "{src}");
+        }
+        assert_eq!(front.iter().filter(|m| m["selected"] == true).count(), 1);
+        assert_eq!(v["summary"]["per_target"][t]["evaluations"], 1500);
+        assert!(out_dir.join(t).join("front.jsonl").exists());
+    }
+    // x v + 1 is found exactly.
+    let y2 = v["fronts"]["y2"].as_array().unwrap();
+    assert!(y2.iter().any(|m| m["train_loss"].as_f64().unwrap() < 1e-20));
+    let out = ndvm(&[
+        "--data",
+        &train,
+        "--target",
+        "y1,y2",
+        "--resume",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("--resume takes one target"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -127,13 +127,39 @@ class SymbolicRegressor(RegressorMixin, BaseEstimator):
             self.feature_names_in_ = np.asarray(names, dtype=object)
         elif hasattr(self, "feature_names_in_"):
             del self.feature_names_in_
-        bar = _Progress(self.budget, self.max_evals) if self.progress else None
+        if y is not None and y.ndim == 2 and y.shape[1] > 1:
+            # Several targets: a search and a front for each, the budget shared.
+            k = y.shape[1]
+            budget = self.budget / k if self.budget is not None else (
+                None if self.max_evals is not None else 60.0 / k)
+            results = [self._search(arr, y[:, j], names, sample_weight, budget) for j in range(k)]
+            self.result_: Dict[str, Any] = {
+                "summary": {"targets": k, "per_target": [r["summary"] for r in results]},
+                "fronts": [r["front"] for r in results],
+                "selected": [r["selected"] for r in results],
+            }
+            self.best_: Any = [self._chosen(r) for r in results]
+            self.equations_ = [_table(r["front"]) for r in results]
+            self.n_features_in_ = arr.shape[1]
+            self._input_names = names
+            return self
+        result = self._search(arr, y, names, sample_weight, self.budget)
+        self.n_features_in_ = arr.shape[1]
+        self._input_names = names
+        self.result_ = result
+        self.best_ = self._chosen(result)
+        self.equations_ = _table(result["front"])
+        return self
+
+    def _search(self, arr: np.ndarray, y: Any, names: List[str], sample_weight: Any,
+                budget: Optional[float]) -> Dict[str, Any]:
+        bar = _Progress(budget, self.max_evals) if self.progress else None
         try:
             result = search(
                 arr,
                 y,
                 names=names,
-                budget=self.budget,
+                budget=budget,
                 max_evals=self.max_evals,
                 threads=self.threads,
                 proposer=self.proposer,
@@ -174,24 +200,26 @@ class SymbolicRegressor(RegressorMixin, BaseEstimator):
                 RuntimeWarning,
                 stacklevel=2,
             )
-        front = result["front"]
-        if not front:
+        if not result["front"]:
             raise RuntimeError(
                 "the search found no program that fits (every candidate failed); "
                 f"summary: {result['summary']}"
             )
-        self.result_ = result
-        self.n_features_in_ = arr.shape[1]
-        self._input_names = names
-        self.best_ = next((m for m in front if m.get("selected")), None) or min(
+        return result
+
+    @staticmethod
+    def _chosen(result: Mapping[str, Any]) -> Dict[str, Any]:
+        front = result["front"]
+        return next((m for m in front if m.get("selected")), None) or min(
             front, key=lambda m: m["train_loss"]
         )
-        self.equations_ = _table(front)
-        return self
 
     def predict(self, X: Any) -> np.ndarray:
-        """The best program's value on each row of ``X`` (NaN where it is not finite)."""
+        """The chosen program's value on each row of ``X`` (NaN where it is not finite); with
+        several targets, a column per target."""
         check_is_fitted(self, "best_")
+        if isinstance(self.best_, list):
+            return np.column_stack([self._evaluate(m, X) for m in self.best_])
         return self._evaluate(self.best_, X)
 
     def _evaluate(self, member: Mapping[str, Any], X: Any) -> np.ndarray:
@@ -223,17 +251,24 @@ class SymbolicRegressor(RegressorMixin, BaseEstimator):
         """A front member (the best by default, else ``equations_`` row ``index``) as a sympy
         expression with its fitted constants (needs sympy; a program with a loop has none)."""
         check_is_fitted(self, "best_")
+        if isinstance(self.best_, list):
+            if index is not None:
+                raise ValueError("several targets: index a member of result_['fronts'][j]")
+            return [to_sympy(m["src"], m["params"]) for m in self.best_]
         member = self.best_ if index is None else self.result_["front"][index]
         return to_sympy(member["src"], member["params"])
 
-    def latex(self, index: Optional[int] = None) -> str:
-        """The member of :meth:`sympy` as LaTeX."""
+    def latex(self, index: Optional[int] = None) -> Union[str, List[str]]:
+        """The member of :meth:`sympy` as LaTeX (a list with several targets)."""
         import sympy
 
-        return sympy.latex(self.sympy(index))
+        e = self.sympy(index)
+        return [sympy.latex(x) for x in e] if isinstance(e, list) else sympy.latex(e)
 
     def _member(self, index: Optional[int]) -> Dict[str, Any]:
         check_is_fitted(self, "best_")
+        if isinstance(self.best_, list):
+            raise ValueError("several targets: export a member of result_['fronts'][j] by its src")
         return self.best_ if index is None else self.result_["front"][index]
 
     def numpy(self, index: Optional[int] = None) -> Any:

@@ -303,3 +303,15 @@ def test_constraints_are_keywords():
         ndvm.search(X, y, max_evals=10, complexity_of="tanh=2")
     est = regressor(max_evals=300, constraints="/=(-1,1)").fit(X, y)
     assert est.get_params()["constraints"] == "/=(-1,1)"
+
+
+def test_a_2d_y_is_several_targets():
+    X, y = formula(0, 200)
+    Y = np.column_stack([y, X[:, 0] * X[:, 1] + 1.0])
+    m = regressor(max_evals=1500).fit(X, Y)
+    assert len(m.best_) == 2 and len(m.result_["fronts"]) == 2
+    assert all(s["evaluations"] == 1500 for s in m.result_["summary"]["per_target"])
+    p = m.predict(X)
+    assert p.shape == (200, 2)
+    np.testing.assert_allclose(p[:, 1], Y[:, 1], rtol=1e-9, atol=1e-9)
+    assert len(m.sympy()) == 2

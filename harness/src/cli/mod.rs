@@ -13,6 +13,7 @@ pub mod report;
 pub mod run;
 pub mod search;
 pub mod table;
+mod targets;
 pub mod vm;
 
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -34,7 +34,8 @@ pub struct SearchArgs {
     /// `split` column of `train`/`holdout` holds rows out as the test set `holdout`).
     #[arg(long, value_name = "TRAIN.csv")]
     pub data: PathBuf,
-    /// The column to model; with --time, the states (`x,y,...`).
+    /// The column to model (several, `y1,y2`: a search and a front for each); with --time,
+    /// the states (`x,y,...`).
     #[arg(long, value_name = "COL")]
     pub target: String,
     /// ODE discovery: the time column; the --target columns are then the states of a system
@@ -367,6 +368,14 @@ fn run(args: &SearchArgs) -> Result<ExitCode, String> {
         return super::ode::run(args);
     }
     refuse_settings(args, &[])?;
+    let targets: Vec<String> = args
+        .target
+        .split(',')
+        .map(|t| t.trim().to_string())
+        .collect();
+    if targets.len() > 1 {
+        return super::targets::run(args, &targets);
+    }
     let early_stop = args
         .early_stop
         .as_deref()
@@ -612,7 +621,12 @@ pub(super) fn progress(budget: Option<f64>) -> Option<ProgressBar> {
     Some(bar)
 }
 
-fn print_text(s: &Summary, rows: &[report::Row], tests: &[String], p: Option<&ProposerStatus>) {
+pub(super) fn print_text(
+    s: &Summary,
+    rows: &[report::Row],
+    tests: &[String],
+    p: Option<&ProposerStatus>,
+) {
     let mut out = std::io::stdout().lock();
     let _ = writeln!(
         out,
