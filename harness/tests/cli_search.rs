@@ -776,3 +776,58 @@ fn several_targets_are_searched_in_one_run() {
         stderr(&out)
     );
 }
+
+#[test]
+fn units_refuse_unbalanced_programs_and_mark_the_front() {
+    let tmp = Tmp::new("cli-search");
+    // a = 2 x / t^2 (m/s^2) from x (m) and t (s).
+    let mut text = String::from("x,t,a\n");
+    for i in 0..80 {
+        let x = 0.5 + 3.0 * ((i * 37) % 101) as f64 / 100.0;
+        let t = 0.5 + 2.0 * ((i * 53) % 97) as f64 / 96.0;
+        text.push_str(&format!("{x},{t},{}\n", 2.0 * x / (t * t)));
+    }
+    let train = tmp.file("units.csv", &text);
+    let base = [
+        "--data",
+        &train,
+        "--target",
+        "a",
+        "--units",
+        "x=m,t=s,a=m/s^2",
+        "--max-evals",
+        "2000",
+        "--islands",
+        "2",
+        "--population",
+        "40",
+        "--no-share",
+        "--iterate",
+        "off",
+    ];
+    let v = json(&base);
+    let front = v["front"].as_array().unwrap();
+    assert!(front.iter().all(|m| m["units_ok"] == true), "{front:?}");
+    assert!(
+        front
+            .iter()
+            .any(|m| m["train_loss"].as_f64().unwrap() < 1e-20),
+        "{front:?}"
+    );
+    let mut penalised = base.to_vec();
+    penalised.extend(["--dimensional-penalty", "0"]);
+    let v = json(&penalised);
+    assert!(v["front"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|m| m["units_ok"].is_boolean()));
+    for (units, want) in [
+        ("x=ft", "`ft` is not an SI base unit"),
+        ("q=m", "`q` is neither the target"),
+    ] {
+        let out = ndvm(&["--data", &train, "--target", "a", "--units", units]);
+        assert_eq!(out.status.code(), Some(2));
+        assert!(stderr(&out).contains(want), "{}", stderr(&out));
+    }
+}

@@ -258,6 +258,8 @@ def search(
     complexity_of: Optional[str] = None,
     constraints: Optional[str] = None,
     nested: Optional[str] = None,
+    units: Optional[str] = None,
+    dimensional_penalty: Optional[float] = None,
 ) -> Dict[str, Any]:
     """Searches for programs that model ``y`` from the columns of ``X``, like ``ndvm search``.
 
@@ -286,6 +288,8 @@ def search(
     ``max_depth``, ``complexity_of`` (``"exp=3,sin=2"``), ``constraints`` (``"pow=(-1,1)"``)
     and ``nested`` (``"sin=sin:0,cos:0"``) are ``--max-depth``, ``--complexity-of``,
     ``--constraints`` and ``--nested``: built-in candidates that break them are never fitted.
+    ``units`` (``"x=m,t=s,y=m/s^2"``) and ``dimensional_penalty`` are ``--units`` and
+    ``--dimensional-penalty``: each member then has ``units_ok``.
 
     ``select`` chooses the model from the front as ``--select`` (``"best"``, ``"accuracy"``,
     ``"score"``): the result's ``selected`` is ``{"criterion", "complexity"}`` and the chosen
@@ -315,7 +319,11 @@ def search(
         share=share,
         max_steps=max_steps,
         max_memory_mb=max_memory_mb,
-        settings=dict(settings or {}, **({} if max_depth is None else {"max_depth": int(max_depth)})),
+        settings=dict(settings or {}, **{k: v for k, v in (
+            ("max_depth", None if max_depth is None else int(max_depth)),
+            ("units", units),
+            ("dimensional_penalty", None if dimensional_penalty is None else float(dimensional_penalty)),
+        ) if v is not None}),
     )
     return _search(
         all_names,

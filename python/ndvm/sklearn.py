@@ -32,7 +32,7 @@ class SymbolicRegressor(RegressorMixin, BaseEstimator):
     (``"auto"``, ``"on"``, ``"off"``), ``share``, ``max_steps``, ``max_memory_mb``,
     ``settings`` (any other setting by name), ``proposer``, ``proposer_only``,
     ``on_proposer_error``, ``seed_programs``, ``max_depth``, ``complexity_of``, ``constraints``, ``nested`` (as ``--complexity-of``,
-    ``--constraints``, ``--nested``), ``loss`` (``"l2"``, ``"l1"``, ``"huber:DELTA"``, ``"logcosh"``, ``"relative"``, as
+    ``--constraints``, ``--nested``), ``units``, ``dimensional_penalty``, ``loss`` (``"l2"``, ``"l1"``, ``"huber:DELTA"``, ``"logcosh"``, ``"relative"``, as
     ``--loss``), ``select`` (the model chosen from the front:
     ``"best"``, ``"accuracy"`` or ``"score"``, as ``--select``), ``early_stop`` (``"1e-10@20"``). ``progress``: a progress bar (tqdm when it is
     installed; nothing otherwise).
@@ -77,6 +77,8 @@ class SymbolicRegressor(RegressorMixin, BaseEstimator):
         complexity_of: Optional[str] = None,
         constraints: Optional[str] = None,
         nested: Optional[str] = None,
+        units: Optional[str] = None,
+        dimensional_penalty: Optional[float] = None,
         progress: bool = True,
     ):
         self.budget = budget
@@ -108,6 +110,8 @@ class SymbolicRegressor(RegressorMixin, BaseEstimator):
         self.complexity_of = complexity_of
         self.constraints = constraints
         self.nested = nested
+        self.units = units
+        self.dimensional_penalty = dimensional_penalty
         self.progress = progress
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> "SymbolicRegressor":
@@ -190,6 +194,8 @@ class SymbolicRegressor(RegressorMixin, BaseEstimator):
                 complexity_of=self.complexity_of,
                 constraints=self.constraints,
                 nested=self.nested,
+                units=self.units,
+                dimensional_penalty=self.dimensional_penalty,
             )
         finally:
             if bar:

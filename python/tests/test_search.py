@@ -315,3 +315,14 @@ def test_a_2d_y_is_several_targets():
     assert p.shape == (200, 2)
     np.testing.assert_allclose(p[:, 1], Y[:, 1], rtol=1e-9, atol=1e-9)
     assert len(m.sympy()) == 2
+
+
+def test_units_mark_the_front():
+    i = np.arange(80)
+    x = 0.5 + 3.0 * ((i * 37) % 101) / 100.0
+    t = 0.5 + 2.0 * ((i * 53) % 97) / 96.0
+    r = ndvm.search(np.column_stack([x, t]), 2 * x / t**2, names=["x", "t"], max_evals=1500,
+                    units="x=m,t=s,y=m/s^2", **SMALL)
+    assert all(m["units_ok"] is True for m in r["front"])
+    with pytest.raises(ValueError, match="not an SI base unit"):
+        ndvm.search(np.column_stack([x, t]), x, names=["x", "t"], max_evals=10, units="x=ft")

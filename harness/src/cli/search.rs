@@ -96,6 +96,15 @@ pub struct SearchArgs {
     /// `sin=sin:0,cos:0;exp=exp:0` (no sin or cos inside a sin, no exp inside an exp).
     #[arg(long, value_name = "OUTER=INNER:N,...;...")]
     pub nested: Option<String>,
+    /// The SI units of inputs and target: `x=m,t=s,y=m/s^2` (products of powers of m, s,
+    /// kg, A, K, mol, cd; unlisted columns dimensionless). A built-in candidate whose units do
+    /// not balance is refused, or penalised with --dimensional-penalty.
+    #[arg(long, value_name = "COL=UNIT,...")]
+    pub units: Option<String>,
+    /// With --units: instead of refusing a candidate whose units do not balance, add this to
+    /// its selection score (log10 of its normalised loss) per place they do not.
+    #[arg(long, value_name = "X", requires = "units")]
+    pub dimensional_penalty: Option<f64>,
     /// Wall-clock budget in seconds (default 60 without --max-evals).
     #[arg(long, value_name = "SECONDS")]
     pub budget: Option<f64>,
@@ -200,6 +209,8 @@ const SETTINGS: &[&str] = &[
     "complexity_of",
     "constraints",
     "nested",
+    "units",
+    "dimensional_penalty",
     "ops",
     "max_complexity",
     "seed",
@@ -273,8 +284,16 @@ pub(super) fn options(args: &SearchArgs) -> Result<Options, String> {
         seed: args.seed,
         loss: args.loss,
         max_depth: args.max_depth,
+        units: args.units.clone(),
+        dimensional_penalty: args.dimensional_penalty,
         ..d
     };
+    if args
+        .dimensional_penalty
+        .is_some_and(|p| !(p.is_finite() && p >= 0.0))
+    {
+        return Err("--dimensional-penalty: expected a number of 0 or more".into());
+    }
     if let Some(t) = &args.complexity_of {
         o.constraints.parse_costs(t)?;
     }

@@ -455,6 +455,7 @@ mod tests {
             max_size: 20,
             max_depth: 8,
             constraints: Default::default(),
+            units: None,
         }
     }
 

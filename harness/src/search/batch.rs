@@ -363,7 +363,8 @@ impl Engine {
             Origin::Island(_) => {
                 let parts = [4, shard.index as u64, shard.generation, k as u64];
                 let mut rng = rng_for(self.options.seed, &parts);
-                let score = self.pressure.score(loss, complexity, crowd);
+                let score =
+                    self.pressure.score(loss, complexity, crowd) + self.grammar.units_penalty(&g);
                 if self.pressure.accept(score, c.parent_score, &mut rng) {
                     shard.island.admit(g, loss, &c.src, cap);
                 }

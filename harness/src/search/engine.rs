@@ -19,6 +19,7 @@ use super::options::Options;
 use super::population::Pressure;
 use super::select::EarlyStop;
 use super::shard::{share, Arrival, Shard, ShardState};
+use super::units::Units;
 use crate::calibrate::workers::Workers;
 use crate::rng::SplitMix;
 use runtime_cpu::Session;
@@ -147,6 +148,13 @@ pub fn grammar_of(options: &Options, data: &Data) -> Result<Grammar, String> {
         // The genome's own code recurses over trees: keep them far from the stack's end.
         max_depth: options.max_depth.min(MAX_DEPTH),
         constraints: options.constraints.clone(),
+        units: match &options.units {
+            Some(text) => Some((
+                Units::parse(text, &data.inputs, &data.target)?,
+                options.dimensional_penalty,
+            )),
+            None => None,
+        },
     })
 }
 

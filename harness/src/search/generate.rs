@@ -4,6 +4,7 @@ use super::constraints::Constraints;
 use super::expr::{Context, Count, Expr, Genome, Iterate};
 use super::ops::OpSet;
 use super::simplify;
+use super::units::Units;
 use crate::rng::SplitMix;
 
 /// The space of programs: operators, inputs, and the forms beyond plain trees.
@@ -27,6 +28,9 @@ pub struct Grammar {
     pub max_depth: usize,
     /// Each operator's complexity, argument sizes and nesting limits.
     pub constraints: Constraints,
+    /// The units of the inputs and the target, and the penalty per place a program's do not
+    /// balance (`None`: refused).
+    pub units: Option<(Units, Option<f64>)>,
 }
 
 /// A uniform draw from `0..n` (`n > 0`).
@@ -138,6 +142,20 @@ impl Grammar {
             && g.is_well_formed()
             && self.columns_exist(g)
             && self.constraints.allows(g)
+            && !matches!(&self.units, Some((u, None)) if u.violations(g) > 0)
+    }
+
+    /// Whether `g`'s units balance (`None` without units).
+    pub fn units_ok(&self, g: &Genome) -> Option<bool> {
+        self.units.as_ref().map(|(u, _)| u.violations(g) == 0)
+    }
+
+    /// The selection penalty of `g`'s unbalanced units (0 without a penalty).
+    pub fn units_penalty(&self, g: &Genome) -> f64 {
+        match &self.units {
+            Some((u, Some(p))) => *p * u.violations(g) as f64,
+            _ => 0.0,
+        }
     }
 
     /// The complexity of `g`: its node count, each node weighted by `--complexity-of`.
@@ -162,7 +180,7 @@ impl Grammar {
     }
 
     /// A random program of the first population, simplified and within the limits (an input
-    /// when ten draws give none).
+    /// when ten draws give none, or a constant where an input is not admitted).
     pub fn random_admitted(&self, rng: &mut SplitMix) -> Genome {
         for _ in 0..10 {
             let g = simplify::genome(self.random(rng), &self.ops);
@@ -170,7 +188,13 @@ impl Grammar {
                 return g;
             }
         }
-        Genome::of(Expr::Input(below(rng, self.inputs) as u16))
+        // An input; a constant where the constraints or units refuse it.
+        let input = Genome::of(Expr::Input(below(rng, self.inputs) as u16));
+        if self.admits(&input) {
+            input
+        } else {
+            Genome::of(Expr::Const(constant(rng)))
+        }
     }
 }
 
@@ -190,6 +214,7 @@ pub(crate) mod tests {
             max_size: 30,
             max_depth: 10,
             constraints: Constraints::default(),
+            units: None,
         }
     }
 

@@ -15,6 +15,7 @@
 //! | `expr.rs` | the genome: trees, `iterate`, `let`, paths and scopes |
 //! | `emit.rs` | a genome as a program of the object language, and as infix math |
 //! | `constraints.rs` | each operator's complexity, argument sizes and nesting limits |
+//! | `units.rs` | dimensional analysis: the inputs' and target's SI units, balanced or not |
 //! | `simplify.rs` | constant folding, cancellations, flattened chains |
 //! | `generate.rs` | the grammar and random programs of it |
 //! | `mutate.rs` | the variation operators and their weights |
@@ -58,3 +59,4 @@ pub mod report;
 pub mod select;
 pub mod shard;
 pub mod simplify;
+pub mod units;

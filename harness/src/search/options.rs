@@ -75,6 +75,13 @@ pub struct Options {
     /// `--constraints`, `--nested`).
     #[serde(default)]
     pub constraints: Constraints,
+    /// The SI units of the inputs and the target (`--units "x=m,y=m/s^2"`).
+    #[serde(default)]
+    pub units: Option<String>,
+    /// The penalty (added to the log10 of the normalised loss in selection) per place a
+    /// program's units do not balance; `None`: such a program is refused.
+    #[serde(default)]
+    pub dimensional_penalty: Option<f64>,
 }
 
 impl Default for Options {
@@ -112,6 +119,8 @@ impl Default for Options {
             cache_capacity: 50_000,
             loss: RowKind::L2,
             constraints: Constraints::default(),
+            units: None,
+            dimensional_penalty: None,
         }
     }
 }

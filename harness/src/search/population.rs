@@ -144,7 +144,8 @@ impl Island {
         let mut best: Option<(&Individual, f64)> = None;
         for _ in 0..pressure.tournament.max(1) {
             let m = &self.members[below(rng, self.members.len())];
-            let s = pressure.score(m.loss, grammar.complexity(&m.genome), crowd);
+            let s = pressure.score(m.loss, grammar.complexity(&m.genome), crowd)
+                + grammar.units_penalty(&m.genome);
             if best.is_none_or(|(_, b)| s < b) {
                 best = Some((m, s));
             }

@@ -93,6 +93,9 @@ pub struct Row {
     pub score: f64,
     /// Whether it is the model chosen by `--select`.
     pub selected: bool,
+    /// Whether its units balance (with `--units`; `None` for a program without a genome).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub units_ok: Option<bool>,
 }
 
 /// Parameters as a JSON object.
@@ -134,6 +137,7 @@ pub fn rows(engine: &mut Engine, front: &[Member]) -> Vec<Row> {
                 infix: engine.infix(m),
                 score: 0.0,
                 selected: false,
+                units_ok: m.genome.as_ref().and_then(|g| engine.grammar.units_ok(g)),
             }
         })
         .collect()
