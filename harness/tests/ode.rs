@@ -212,6 +212,23 @@ fn a_logistic_law_is_recovered_from_noisy_irregular_trajectories() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("--early-stop"), "{err}");
+    // Options of the search that ODE discovery does not take are refused, not ignored.
+    for (flag, value) in [("--units", "x=m"), ("--weights", "x"), ("--loss", "l1")] {
+        let out = ndvm(&[
+            "search",
+            "--data",
+            train.to_str().unwrap(),
+            "--time",
+            "t",
+            "--target",
+            "x",
+            flag,
+            value,
+        ]);
+        assert_eq!(out.status.code(), Some(2), "{flag}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(flag), "{flag}: {err}");
+    }
 }
 
 #[test]

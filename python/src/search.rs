@@ -288,6 +288,11 @@ fn sample_weight(w: Vec<f64>, rows: usize) -> PyResult<numpy::ndarray::Array1<f6
             w[i]
         )));
     }
+    if !w.iter().sum::<f64>().is_finite() {
+        return Err(value_error(
+            "sample_weight adds up to more than a number can hold; scale it down",
+        ));
+    }
     if w.iter().sum::<f64>() <= 0.0 {
         return Err(value_error(
             "sample_weight is zero on every row: there is nothing to fit",
@@ -367,7 +372,17 @@ pub fn _search<'py>(
         (options.constraints.parse_nested(t)).map_err(|e| keyword(e, "--nested", "nested"))?;
     }
     if let Some(w) = weights {
-        data.train.w = Some(sample_weight(w.as_array().to_vec(), data.train.rows())?);
+        let w = sample_weight(w.as_array().to_vec(), data.train.rows())?;
+        let positive: Vec<f64> = (0..w.len())
+            .filter(|&r| w[r] > 0.0)
+            .map(|r| data.train.y[r])
+            .collect();
+        if positive.len() < 2 || harness::search::dataset::variance(&positive) <= 0.0 {
+            return Err(value_error(
+                "the rows of positive sample_weight need at least 2 rows and a y that varies",
+            ));
+        }
+        data.train.w = Some(w);
     }
     let seeds = match &seed_programs {
         Some(p) => seeds(py, p, &data.inputs)?,

@@ -35,6 +35,13 @@ pub fn run(args: &SearchArgs) -> Result<ExitCode, String> {
                 .into(),
         );
     }
+    if args.units.is_some() || args.complexity_of.is_some() {
+        return Err(
+            "--units and --complexity-of apply to ndvm search without --time (ODE \
+                    discovery counts every node 1 and does not check units)"
+                .into(),
+        );
+    }
     if args.early_stop.is_some() {
         return Err(
             "--early-stop ends a search without --time; ODE discovery stops at its \

@@ -391,6 +391,7 @@ fn run(args: &SearchArgs) -> Result<ExitCode, String> {
         .target
         .split(',')
         .map(|t| t.trim().to_string())
+        .filter(|t| !t.is_empty())
         .collect();
     if targets.len() > 1 {
         return super::targets::run(args, &targets);
@@ -401,7 +402,7 @@ fn run(args: &SearchArgs) -> Result<ExitCode, String> {
         .map(EarlyStop::parse)
         .transpose()?;
     let cols = Columns {
-        target: args.target.clone(),
+        target: targets.first().cloned().unwrap_or_default(),
         inputs: args.inputs.clone(),
         weights: args.weights.clone(),
     };

@@ -72,6 +72,18 @@ pub(super) fn run(args: &SearchArgs, targets: &[String]) -> Result<ExitCode, Str
         sets.push(Data::read(&args.data, &tests(args)?, &cols)?);
     }
     let options = options(args)?;
+    // Each target's units: the others' left out (they are not its inputs).
+    let units_for = |t: &str| {
+        options.units.as_ref().map(|u| {
+            u.split(',')
+                .filter(|part| {
+                    let name = part.split('=').next().unwrap_or("").trim();
+                    name == t || !targets.iter().any(|o| o == name)
+                })
+                .collect::<Vec<_>>()
+                .join(",")
+        })
+    };
     let threads = args.threads.unwrap_or_else(schedule::cores).max(1);
     let budget = match (args.budget, args.max_evals) {
         (Some(b), _) => Some(b),
@@ -86,7 +98,9 @@ pub(super) fn run(args: &SearchArgs, targets: &[String]) -> Result<ExitCode, Str
     for (k, data) in sets.into_iter().enumerate() {
         let target = data.target.clone();
         let tests: Vec<String> = data.tests.iter().map(|t| t.name.clone()).collect();
-        let mut engine = Engine::new(options.clone(), data, threads, Vec::new())?;
+        let mut own = options.clone();
+        own.units = units_for(&target);
+        let mut engine = Engine::new(own, data, threads, Vec::new())?;
         engine.early_stop = early_stop;
         // Each target's share: what is left of the budget over the targets left.
         let end = budget.map(|b| {

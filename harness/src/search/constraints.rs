@@ -141,12 +141,45 @@ impl Constraints {
         g.roots().map(|r| self.expr_complexity(r)).sum()
     }
 
-    /// Whether `g` keeps every argument and nesting limit.
+    /// Whether `g` keeps every argument and nesting limit (its `let` bindings read in place,
+    /// so that sharing a subexpression does not get around them).
     pub fn allows(&self, g: &Genome) -> bool {
         if self.args.is_empty() && self.nested.is_empty() {
             return true;
         }
-        g.roots().all(|r| self.expr_allows(r))
+        let mut lets: Vec<Expr> = Vec::with_capacity(g.lets.len());
+        for e in &g.lets {
+            let mut e = e.clone();
+            e.map_shared(&|j| lets.get(j as usize).cloned().unwrap_or(Expr::Shared(j)));
+            lets.push(e);
+        }
+        let mut body = g.body.clone();
+        body.map_shared(&|j| lets.get(j as usize).cloned().unwrap_or(Expr::Shared(j)));
+        self.expr_allows(&body)
+    }
+
+    /// Checks what a setting cannot be: an unknown name (a constraint that would never
+    /// match).
+    pub fn check(&self) -> Result<(), String> {
+        let names = self
+            .costs
+            .iter()
+            .map(|c| &c.0)
+            .chain(self.args.iter().map(|a| &a.0))
+            .chain(
+                self.nested
+                    .iter()
+                    .flat_map(|(o, i)| std::iter::once(o).chain(i.iter().map(|x| &x.0))),
+            );
+        for n in names {
+            if canonical(n, "constraints")? != *n {
+                return Err(format!(
+                    "constraints: `{n}` is spelled `{}` here",
+                    canonical(n, "constraints")?
+                ));
+            }
+        }
+        Ok(())
     }
 
     fn expr_allows(&self, e: &Expr) -> bool {

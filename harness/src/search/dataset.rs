@@ -351,6 +351,12 @@ fn row_weights(csv: &Csv, j: usize, rows: &[usize]) -> Result<Array1<f64>, Strin
         }
     }
     let w: Array1<f64> = rows.iter().map(|&r| csv.columns[j][r]).collect();
+    if !w.sum().is_finite() {
+        return Err(format!(
+            "{}: the weights `{}` add up to more than a number can hold; scale them down",
+            csv.file, csv.names[j]
+        ));
+    }
     if w.sum() <= 0.0 {
         return Err(format!(
             "{}: the weight `{}` is zero on every training row: there is nothing to fit",
@@ -456,7 +462,12 @@ impl Data {
         let mut train = dataset(csv, &idx, target, &train_rows)?;
         check_rows(&train, &csv.file, "the training data", &cols.target)?;
         if let Some(j) = weights {
-            train.w = Some(row_weights(csv, j, &train_rows)?);
+            let w = row_weights(csv, j, &train_rows)?;
+            // The rows of positive weight are what is fitted: they need a target that varies.
+            let positive: Vec<usize> = (0..w.len()).filter(|&r| w[r] > 0.0).collect();
+            let what = "the training rows of positive weight";
+            check_rows(&train.select(&positive), &csv.file, what, &cols.target)?;
+            train.w = Some(w);
         }
         let mut sets = Vec::new();
         if csv.split.is_some() {

@@ -342,12 +342,20 @@ impl Engine {
             let Some(at) = self.shards.iter().position(|x| x.index == s.index) else {
                 return Err(format!("island {} is not one of this search's", s.index));
             };
-            let members = s.island.members.iter().map(|m| &m.genome);
-            let hall = s.hall.members().filter_map(|m| m.genome.as_ref());
-            if let Some(bad) = members.chain(hall).find(|g| !self.grammar.admits(g)) {
+            // The islands hold what the grammar admits; the hall of fame also programs from
+            // outside, of any shape, that only need to be programs of this data.
+            let bad = {
+                let mut members = s.island.members.iter().map(|m| &m.genome);
+                let mut hall = s.hall.members().filter_map(|m| m.genome.as_ref());
+                members
+                    .find(|g| !self.grammar.admits(g))
+                    .or_else(|| hall.find(|g| !self.grammar.readable(g)))
+                    .map(|g| format!("{g:?}"))
+            };
+            if let Some(bad) = bad {
                 return Err(format!(
                     "the state of island {} holds a program this search cannot have \
-                     ({bad:?}): it is damaged, or of other data or settings",
+                     ({bad}): it is damaged, or of other data or settings",
                     s.index
                 ));
             }
@@ -547,6 +555,19 @@ impl Engine {
 
 /// The rows the search fits on: every training row, or `n` of them drawn with `seed` (in
 /// file order).
+/// The training rows a fit counts, scored as `options` say: every row, or every row of
+/// positive weight (a row of weight 0 counts for nothing, and is not fitted on).
+pub(super) fn train_rows(data: &Data, options: &Options) -> Rows {
+    match &data.train.w {
+        Some(w) if w.iter().any(|&x| x == 0.0) => {
+            let idx: Vec<usize> = (0..w.len()).filter(|&r| w[r] > 0.0).collect();
+            Rows::of(&data.train.select(&idx), &data.inputs)
+        }
+        _ => Rows::of(&data.train, &data.inputs),
+    }
+    .scored_by(options.loss)
+}
+
 fn sample_rows(data: &Data, options: &Options) -> Rows {
     let (n, seed) = (options.fit_rows, options.seed);
     // Rows of weight 0 count for nothing: they are not drawn.

@@ -1,6 +1,6 @@
 //! The end of a search: test scores, the final pruning and refit of the front, infix math.
 
-use super::candidate::{self, Candidate, Fitted, Rows};
+use super::candidate::{self, Candidate, Fitted};
 use super::emit;
 use super::engine::Engine;
 use super::feed::TestScore;
@@ -45,7 +45,7 @@ impl Engine {
         for m in front {
             members.push(if late() { m } else { self.pruned(m) });
         }
-        let rows = Rows::of(&self.data.train, &self.data.inputs).scored_by(self.options.loss);
+        let rows = super::engine::train_rows(&self.data, &self.options);
         let one = candidate::FitSettings {
             restarts: 1,
             iterations: self.options.polish_iterations,

@@ -145,6 +145,12 @@ impl Grammar {
             && !matches!(&self.units, Some((u, None)) if u.violations(g) > 0)
     }
 
+    /// True when every reference of `g` is in scope and every column it names exists: a
+    /// program of this data, whatever its size or constraints.
+    pub fn readable(&self, g: &Genome) -> bool {
+        g.is_well_formed() && self.columns_exist(g)
+    }
+
     /// Whether `g`'s units balance (`None` without units).
     pub fn units_ok(&self, g: &Genome) -> Option<bool> {
         self.units.as_ref().map(|(u, _)| u.violations(g) == 0)

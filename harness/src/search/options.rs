@@ -184,6 +184,20 @@ impl Options {
                 return Err(format!("{name} must be a finite number"));
             }
         }
+        if let RowKind::Huber(d) = self.loss {
+            if !(d.is_finite() && d > 0.0) {
+                return Err("loss: huber's delta must be a number above 0".into());
+            }
+        }
+        if let Some(p) = self.dimensional_penalty {
+            if !(p.is_finite() && p >= 0.0) {
+                return Err("dimensional_penalty must be a number of 0 or more".into());
+            }
+            if self.units.is_none() {
+                return Err("dimensional_penalty needs units".into());
+            }
+        }
+        self.constraints.check()?;
         self.op_set().map(|_| ())
     }
 

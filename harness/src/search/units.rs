@@ -49,7 +49,11 @@ impl Dim {
                     .iter()
                     .position(|b| *b == name)
                     .ok_or_else(|| bad(format!("`{name}` is not an SI base unit")))?;
-                out[i] += 2 * sign * power;
+                out[i] = power
+                    .checked_mul(2 * sign)
+                    .and_then(|p| out[i].checked_add(p))
+                    .filter(|p| p.abs() <= 1 << 20)
+                    .ok_or_else(|| bad(format!("the power of `{name}` is too large")))?;
             }
         }
         if den.is_some_and(|d| d.contains('/')) {
