@@ -604,6 +604,36 @@ fn weights_and_losses_are_fitted_and_bad_ones_are_clear_errors() {
     ]);
     assert_eq!(v["summary"]["loss"], "huber:0.5");
     assert_eq!(v["summary"]["weighted"], false);
+    // A loss written in the object language: squared error of the logarithms.
+    let mut text = String::from("x,y\n");
+    for i in 0..40 {
+        let x = 0.5 + f64::from(i) * 0.1;
+        text.push_str(&format!("{x},{}\n", 2.0 * x + 1.0));
+    }
+    let positive = tmp.file("positive.csv", &text);
+    let log_loss = "(square (- (log f) (log y)))";
+    let v = json(&[
+        "--data",
+        &positive,
+        "--target",
+        "y",
+        "--loss",
+        log_loss,
+        "--max-evals",
+        "600",
+        "--islands",
+        "1",
+        "--population",
+        "30",
+    ]);
+    assert_eq!(v["summary"]["loss"], log_loss);
+    let front = v["front"].as_array().unwrap();
+    assert!(
+        front
+            .iter()
+            .any(|m| m["train_loss"].as_f64().unwrap() < 1e-20),
+        "{front:?}"
+    );
 
     // Rows of weight 0 are not fitted on, at the end either: a program not finite there
     // (sqrt of x < 0) keeps its place on the front.
@@ -669,6 +699,10 @@ fn weights_and_losses_are_fitted_and_bad_ones_are_clear_errors() {
         (
             vec!["--data", &train, "--loss", "l3"],
             "not a loss of ndvm search",
+        ),
+        (
+            vec!["--data", &train, "--loss", "(square y)"],
+            "never reads `f`",
         ),
     ] {
         let mut all = args.clone();

@@ -343,7 +343,12 @@ pub fn _search<'py>(
     nested: Option<&str>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let select = select_of(select)?;
-    let loss = RowKind::parse(loss).map_err(|e| value_error(e.replace("--loss ", "loss=")))?;
+    let program_loss = loss.trim_start().starts_with('(');
+    let kind = if program_loss {
+        RowKind::L2
+    } else {
+        RowKind::parse(loss).map_err(|e| value_error(e.replace("--loss ", "loss=")))?
+    };
     let early_stop = early_stop
         .map(EarlyStop::parse)
         .transpose()
@@ -358,7 +363,10 @@ pub fn _search<'py>(
         return Err(value_error("proposer_only needs a proposer"));
     }
     let (mut data, mut options) = inputs(names, columns, tests, &settings)?;
-    options.loss = loss;
+    options.loss = kind;
+    if program_loss {
+        options.loss_program = Some(loss.to_string());
+    }
     let keyword = |e: String, flag: &str, name: &str| value_error(e.replace(flag, name));
     if let Some(t) = complexity_of {
         (options.constraints.parse_costs(t))

@@ -326,3 +326,11 @@ def test_units_mark_the_front():
     assert all(m["units_ok"] is True for m in r["front"])
     with pytest.raises(ValueError, match="not an SI base unit"):
         ndvm.search(np.column_stack([x, t]), x, names=["x", "t"], max_evals=10, units="x=ft")
+
+
+def test_a_loss_program():
+    x = 0.5 + np.arange(40) * 0.1
+    r = ndvm.search(x[:, None], 2 * x + 1, max_evals=600, islands=1, population=30,
+                    loss="(square (- (log f) (log y)))")
+    assert r["summary"]["loss"] == "(square (- (log f) (log y)))"
+    assert min(m["train_loss"] for m in r["front"]) < 1e-20

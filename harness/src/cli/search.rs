@@ -71,10 +71,12 @@ pub struct SearchArgs {
     #[arg(long, value_name = "COL")]
     pub weights: Option<String>,
     /// How a row's value is scored against its target: `l2` (squared error), `l1`,
-    /// `huber:DELTA`, `logcosh` or `relative` (squared error over |target|). Least squares
-    /// (l2, relative) are fitted by Levenberg-Marquardt, the others by L-BFGS.
-    #[arg(long, value_name = "LOSS", default_value = "l2", value_parser = RowKind::parse)]
-    pub loss: RowKind,
+    /// `huber:DELTA`, `logcosh` or `relative` (squared error over |target|), or a program of
+    /// the object language over `f` (the value), `y` (the target) and constants of its own:
+    /// `"(square (- (log f) (log y)))"`. Least squares (l2, relative) are fitted by
+    /// Levenberg-Marquardt, the others by L-BFGS on the exact gradient.
+    #[arg(long, value_name = "LOSS", default_value = "l2")]
+    pub loss: String,
     /// The operators programs are built from.
     #[arg(long, value_name = "LIST", default_value = crate::search::ops::DEFAULT)]
     pub ops: String,
@@ -282,7 +284,16 @@ pub(super) fn options(args: &SearchArgs) -> Result<Options, String> {
         iterate: args.iterate,
         share: !args.no_share,
         seed: args.seed,
-        loss: args.loss,
+        loss: if args.loss.trim_start().starts_with('(') {
+            RowKind::L2
+        } else {
+            RowKind::parse(&args.loss)?
+        },
+        loss_program: args
+            .loss
+            .trim_start()
+            .starts_with('(')
+            .then(|| args.loss.clone()),
         max_depth: args.max_depth,
         units: args.units.clone(),
         dimensional_penalty: args.dimensional_penalty,

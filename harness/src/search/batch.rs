@@ -231,7 +231,7 @@ impl Engine {
                 pending.entry(key).or_insert(jobs.len() - 1);
                 Plan::Fit(jobs.len() - 1, true)
             } else {
-                match Program::parse(&c.src) {
+                match self.fit_rows.program(&c.src) {
                     Ok(p) => {
                         jobs.push(job(p));
                         pending.entry(key).or_insert(jobs.len() - 1);

@@ -132,6 +132,151 @@ impl FitSettings {
     }
 }
 
+/// A loss written in the object language (`--loss "(square (- (log f) (log y)))"`): a
+/// program over `f` (the candidate's value on a row), `y` (the row's target) and constants of
+/// its own, fitted with the candidate's; the loss is its mean over the rows (weighted by
+/// `--weights`). Its names are renamed apart from the candidate's (`loss_f`, `loss_y`,
+/// `loss_NAME`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProgramLoss {
+    /// The program as given.
+    pub shown: String,
+    /// The program with its names renamed apart.
+    text: String,
+    /// Its constants, renamed.
+    pub constants: Vec<String>,
+}
+
+/// `text` with every symbol `from` replaced by `to`.
+fn rename(text: &str, names: &[(String, String)]) -> String {
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut token = String::new();
+    let flush = |token: &mut String, out: &mut String| {
+        match names.iter().find(|(from, _)| from == token) {
+            Some((_, to)) => out.push_str(to),
+            None => out.push_str(token),
+        }
+        token.clear();
+    };
+    for ch in text.chars() {
+        if ch == '(' || ch == ')' || ch.is_whitespace() {
+            flush(&mut token, &mut out);
+            out.push(ch);
+        } else {
+            token.push(ch);
+        }
+    }
+    flush(&mut token, &mut out);
+    out
+}
+
+/// An S-expression, as far as [`spelled_out`] reads one.
+enum Sx {
+    Atom(String),
+    List(Vec<Sx>),
+}
+
+/// `text` with the search's operators that the language spells otherwise written out:
+/// `(square e)` and `(cube e)` as products of a `let*`-bound `e`. `None` when the
+/// parentheses do not balance.
+fn spelled_out(text: &str) -> Option<String> {
+    fn read(tokens: &mut std::iter::Peekable<std::vec::IntoIter<String>>) -> Option<Sx> {
+        let t = tokens.next()?;
+        if t == "(" {
+            let mut items = Vec::new();
+            while tokens.peek()? != ")" {
+                items.push(read(tokens)?);
+            }
+            tokens.next();
+            Some(Sx::List(items))
+        } else if t == ")" {
+            None
+        } else {
+            Some(Sx::Atom(t))
+        }
+    }
+    fn write(e: &Sx, out: &mut String) {
+        match e {
+            Sx::Atom(a) => out.push_str(a),
+            Sx::List(items) => {
+                let power = match items.as_slice() {
+                    [Sx::Atom(op), _] if op == "square" => Some(2),
+                    [Sx::Atom(op), _] if op == "cube" => Some(3),
+                    _ => None,
+                };
+                if let Some(n) = power {
+                    out.push_str("(let* ((loss_power ");
+                    write(&items[1], out);
+                    out.push_str(")) (*");
+                    for _ in 0..n {
+                        out.push_str(" loss_power");
+                    }
+                    out.push_str("))");
+                    return;
+                }
+                out.push('(');
+                for (i, x) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push(' ');
+                    }
+                    write(x, out);
+                }
+                out.push(')');
+            }
+        }
+    }
+    let spaced = text.replace('(', " ( ").replace(')', " ) ");
+    let tokens: Vec<String> = spaced.split_whitespace().map(String::from).collect();
+    let mut it = tokens.into_iter().peekable();
+    let e = read(&mut it)?;
+    if it.next().is_some() {
+        return None;
+    }
+    let mut out = String::new();
+    write(&e, &mut out);
+    Some(out)
+}
+
+impl ProgramLoss {
+    /// Reads the loss program; `inputs` are the search's inputs (none may be named as the
+    /// renamed loss's names are).
+    pub fn parse(text: &str, inputs: &[String]) -> Result<ProgramLoss, String> {
+        let spelled = spelled_out(text).ok_or_else(|| {
+            format!(
+                "--loss {text}: the loss program does not parse: its parentheses do not balance"
+            )
+        })?;
+        let program = Program::parse(&spelled)
+            .map_err(|e| format!("--loss {text}: the loss program does not parse: {e}"))?;
+        let free: Vec<String> = program.inputs().map(String::from).collect();
+        if !free.iter().any(|n| n == "f") {
+            return Err(format!(
+                "--loss {text}: the loss program never reads `f`, the model's value"
+            ));
+        }
+        let names: Vec<(String, String)> = free
+            .iter()
+            .filter(|n| *n != "loss_power")
+            .map(|n| (n.clone(), format!("loss_{n}")))
+            .collect();
+        if let Some((_, clash)) = names.iter().find(|(_, to)| inputs.contains(to)) {
+            return Err(format!(
+                "--loss: an input is named `{clash}`, a name the loss program takes; rename the column"
+            ));
+        }
+        let constants = names
+            .iter()
+            .filter(|(n, _)| n != "f" && n != "y")
+            .map(|(_, to)| to.clone())
+            .collect();
+        Ok(ProgramLoss {
+            shown: text.to_string(),
+            text: rename(&spelled, &names),
+            constants,
+        })
+    }
+}
+
 /// Rows to fit or score on, as the calibration binds them.
 #[derive(Clone, Debug)]
 pub struct Rows {
@@ -143,6 +288,8 @@ pub struct Rows {
     pub weights: Option<Vec<f64>>,
     /// How a row is scored.
     pub kind: RowKind,
+    /// A loss written in the object language, which takes the place of `kind`.
+    pub program_loss: Option<std::sync::Arc<ProgramLoss>>,
 }
 
 impl Rows {
@@ -157,6 +304,31 @@ impl Rows {
             y: d.y.to_vec(),
             weights: d.w.as_ref().map(|w| w.to_vec()),
             kind: RowKind::L2,
+            program_loss: None,
+        }
+    }
+
+    /// These rows scored by a loss program (or by `kind` when `None`).
+    pub fn with_program_loss(self, program_loss: Option<std::sync::Arc<ProgramLoss>>) -> Rows {
+        Rows {
+            program_loss,
+            ..self
+        }
+    }
+
+    /// The program a candidate of text `src` is fitted as on these rows: itself, or within
+    /// the loss program.
+    pub fn program(&self, src: &str) -> Result<Program, String> {
+        match &self.program_loss {
+            None => Program::parse(src).map_err(|e| e.to_string()),
+            Some(l) => {
+                let loss = match self.weights {
+                    Some(_) => format!("(/ (* loss_weight {}) loss_mean_weight)", l.text),
+                    None => l.text.clone(),
+                };
+                Program::parse(&format!("(let* ((loss_f {src})) {loss})"))
+                    .map_err(|e| e.to_string())
+            }
         }
     }
 
@@ -182,6 +354,9 @@ impl Rows {
     /// The calibration problem of `program` on these rows: only the columns it reads are bound
     /// (the first one when it reads none, so there is a lane per row).
     pub fn problem(&self, program: &Program, params: &[String]) -> Problem {
+        if let Some(l) = &self.program_loss {
+            return self.loss_problem(program, params, l);
+        }
         let reads: Vec<&str> = program.inputs().collect();
         let mut data: Vec<(String, Vec<f64>)> = self
             .columns
@@ -198,6 +373,34 @@ impl Rows {
             data,
             params: params.to_vec(),
             loss: self.loss(),
+        }
+    }
+
+    /// The problem of a candidate within the loss program `l` ([`Rows::program`]): the loss
+    /// is the mean of its value, its constants fitted after the candidate's parameters.
+    fn loss_problem(&self, program: &Program, params: &[String], l: &ProgramLoss) -> Problem {
+        let reads: Vec<&str> = program.inputs().collect();
+        let mut data: Vec<(String, Vec<f64>)> = self
+            .columns
+            .iter()
+            .filter(|(n, _)| reads.contains(&n.as_str()))
+            .cloned()
+            .collect();
+        data.push(("loss_y".into(), self.y.clone()));
+        let mut fixed = Bindings::new();
+        if let Some(w) = &self.weights {
+            data.push(("loss_weight".into(), w.clone()));
+            let mean = w.iter().sum::<f64>() / w.len().max(1) as f64;
+            fixed = fixed.scalar("loss_mean_weight", mean);
+        }
+        let mut all = params.to_vec();
+        all.extend(l.constants.iter().cloned());
+        Problem {
+            program: program.clone(),
+            fixed,
+            data,
+            params: all,
+            loss: Loss::Value,
         }
     }
 
@@ -253,7 +456,11 @@ pub fn fit(
     seed: u64,
 ) -> Fitted {
     let problem = rows.problem(program, params);
-    if params.is_empty() {
+    // A loss program's constants are fitted with the candidate's, from 1.
+    let extra = problem.params.len() - params.len();
+    let init: Vec<f64> = init.iter().copied().chain(vec![1.0; extra]).collect();
+    let init = &init[..];
+    if problem.params.is_empty() {
         return Fitted {
             params: Vec::new(),
             loss: score(session, &problem, &[], fit.limits()),
@@ -261,7 +468,7 @@ pub fn fit(
             lanes: rows.y.len(),
         };
     }
-    let mut settings = fit.settings(params.len());
+    let mut settings = fit.settings(problem.params.len());
     if !problem.loss.least_squares() && fit.method == Method::Lm {
         // Not a sum of squares: L-BFGS on the loss and its exact gradient.
         settings.optimizer = Optimizer::Lbfgs(LbfgsSettings::default());
@@ -276,14 +483,14 @@ pub fn fit(
         Some(b) => {
             let r = &result.restarts[b];
             Fitted {
-                params: r.params.clone(),
+                params: r.params[..params.len()].to_vec(),
                 loss: Ok(r.final_loss.unwrap_or(r.last_step_loss)),
                 walks: result.evaluations,
                 lanes: result.lanes,
             }
         }
         None => Fitted {
-            params: init.to_vec(),
+            params: init[..params.len()].to_vec(),
             loss: Err(result.restarts[0]
                 .failure
                 .clone()
@@ -324,16 +531,18 @@ pub fn test_scores(
     rows: &Rows,
     limits: Limits,
 ) -> Result<(f64, f64), String> {
-    let problem = if rows.weights.is_none() && rows.kind == RowKind::L2 {
-        rows.problem(program, params)
-    } else {
-        let plain = Rows {
-            weights: None,
-            kind: RowKind::L2,
-            ..rows.clone()
+    let problem =
+        if rows.weights.is_none() && rows.kind == RowKind::L2 && rows.program_loss.is_none() {
+            rows.problem(program, params)
+        } else {
+            let plain = Rows {
+                weights: None,
+                kind: RowKind::L2,
+                program_loss: None,
+                ..rows.clone()
+            };
+            plain.problem(program, params)
         };
-        plain.problem(program, params)
-    };
     let mse = score(session, &problem, values, limits)?;
     let nmse = mse / rows.variance();
     Ok((nmse, 1.0 - nmse))
@@ -390,6 +599,7 @@ mod tests {
             y,
             weights: None,
             kind: RowKind::L2,
+            program_loss: None,
         }
     }
 
@@ -463,6 +673,7 @@ mod tests {
             y,
             weights: None,
             kind: RowKind::L2,
+            program_loss: None,
         }
     }
 
@@ -564,5 +775,55 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn a_loss_program_is_fitted_with_its_exact_gradient() {
+        let rows = line(&[3, 11, 17, 29, 35], 40.0);
+        let inputs = vec!["x".to_string()];
+        let with = |text: &str| {
+            let l = ProgramLoss::parse(text, &inputs).unwrap();
+            rows.clone().with_program_loss(Some(std::sync::Arc::new(l)))
+        };
+        let fit_with = |r: &Rows| {
+            let p = r.program("(+ (* a x) b)").unwrap();
+            let params: Vec<String> = vec!["a".into(), "b".into()];
+            let one = FitSettings {
+                method: Method::Lbfgs,
+                iterations: 300,
+                restarts: 1,
+                ..settings()
+            };
+            fit(&mut Session::new(), &p, &params, &[0.5, 0.0], r, &one, 1)
+        };
+        // Squared error written out: the least-squares line.
+        let l2 = fit_line(&rows);
+        let f = fit_with(&with("(square (- f y))"));
+        assert!((f.params[0] - l2[0]).abs() < 1e-5 && (f.params[1] - l2[1]).abs() < 1e-5);
+        // A Gaussian likelihood with a fitted log scale `s`: the same line, its own constant
+        // fitted beside it (and not among the candidate's parameters).
+        let nll = with("(+ s (/ (square (- f y)) (* 2 (exp (* 2 s)))))");
+        assert_eq!(nll.program_loss.as_ref().unwrap().constants, vec!["loss_s"]);
+        let f = fit_with(&nll);
+        assert_eq!(f.params.len(), 2);
+        assert!(
+            (f.params[0] - l2[0]).abs() < 1e-4 && (f.params[1] - l2[1]).abs() < 1e-4,
+            "{f:?}"
+        );
+        // Absolute error written out: the robust line.
+        let f = fit_with(&with("(abs (- f y))"));
+        assert!(
+            (f.params[0] - 2.0).abs() < 1e-3 && (f.params[1] - 1.0).abs() < 1e-3,
+            "{f:?}"
+        );
+        for (bad, want) in [
+            ("(square y)", "never reads `f`"),
+            ("(+ f", "does not parse"),
+        ] {
+            let e = ProgramLoss::parse(bad, &inputs).unwrap_err();
+            assert!(e.contains(want), "{e}");
+        }
+        let e = ProgramLoss::parse("(square (- f y))", &["loss_y".to_string()]).unwrap_err();
+        assert!(e.contains("`loss_y`"), "{e}");
     }
 }

@@ -8,7 +8,7 @@
 //! share nothing between migrations, so a count-bounded search gives the same bytes on any
 //! number of threads, and with its islands in one process or apart ([`Engine::island`]).
 
-use super::candidate::{Candidate, Rows};
+use super::candidate::{Candidate, ProgramLoss, Rows};
 use super::dataset::Data;
 use super::emit::{self, Names};
 use super::expr::Genome;
@@ -250,7 +250,8 @@ impl Engine {
     ) -> Result<Engine, String> {
         let grammar = grammar_of(&options, &data)?;
         let names = Names::new(&data.inputs);
-        let fit_rows = sample_rows(&data, &options);
+        let fit_rows =
+            sample_rows(&data, &options).with_program_loss(loss_program(&data, &options)?);
         let test_rows = data
             .tests
             .iter()
@@ -558,6 +559,7 @@ impl Engine {
 /// The training rows a fit counts, scored as `options` say: every row, or every row of
 /// positive weight (a row of weight 0 counts for nothing, and is not fitted on).
 pub(super) fn train_rows(data: &Data, options: &Options) -> Rows {
+    let program_loss = loss_program(data, options).ok().flatten();
     match &data.train.w {
         Some(w) if w.iter().any(|&x| x == 0.0) => {
             let idx: Vec<usize> = (0..w.len()).filter(|&r| w[r] > 0.0).collect();
@@ -566,6 +568,16 @@ pub(super) fn train_rows(data: &Data, options: &Options) -> Rows {
         _ => Rows::of(&data.train, &data.inputs),
     }
     .scored_by(options.loss)
+    .with_program_loss(program_loss)
+}
+
+/// The loss program of `options` read for `data`'s inputs.
+fn loss_program(data: &Data, options: &Options) -> Result<Option<Arc<ProgramLoss>>, String> {
+    options
+        .loss_program
+        .as_deref()
+        .map(|text| ProgramLoss::parse(text, &data.inputs).map(Arc::new))
+        .transpose()
 }
 
 fn sample_rows(data: &Data, options: &Options) -> Rows {

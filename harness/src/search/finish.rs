@@ -53,7 +53,7 @@ impl Engine {
         };
         let refits = self.workers.each(members.len(), &|j, s| {
             let m = &members[j];
-            let program = Program::parse(&m.src).map_err(|e| e.to_string())?;
+            let program = rows.program(&m.src)?;
             let late = late();
             let settings = candidate::FitSettings {
                 iterations: if late { 0 } else { one.iterations },
@@ -97,7 +97,7 @@ impl Engine {
             let (rows, fit, names) = (&self.fit_rows, &self.options.fit, &self.names);
             let fits = self.workers.each(tries.len(), &|j, s| {
                 let c = Candidate::from_genome(tries[j].clone(), names, m.origin, false);
-                let program = Program::parse(&c.src).ok()?;
+                let program = rows.program(&c.src).ok()?;
                 let one = candidate::FitSettings {
                     restarts: 1,
                     ..fit.clone()

@@ -71,6 +71,10 @@ pub struct Options {
     /// How a row's value is scored against its target (`--loss`).
     #[serde(default)]
     pub loss: RowKind,
+    /// A loss written in the object language over `f`, `y` and constants of its own
+    /// (`--loss "(...)"`), which takes the place of `loss`.
+    #[serde(default)]
+    pub loss_program: Option<String>,
     /// Each operator's complexity, argument sizes and nesting limits (`--complexity-of`,
     /// `--constraints`, `--nested`).
     #[serde(default)]
@@ -118,6 +122,7 @@ impl Default for Options {
             weights: MutationWeights::default(),
             cache_capacity: 50_000,
             loss: RowKind::L2,
+            loss_program: None,
             constraints: Constraints::default(),
             units: None,
             dimensional_penalty: None,

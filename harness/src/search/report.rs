@@ -46,6 +46,9 @@ impl Summary {
     pub fn loss_label(&self) -> String {
         match (self.loss.as_str(), self.weighted) {
             ("l2", false) => "MSE".into(),
+            (l, w) if l.starts_with('(') => {
+                format!("{}loss {l}", if w { "weighted " } else { "" })
+            }
             (l, false) => format!("{l} loss"),
             (l, true) => format!("weighted {l} loss"),
         }
@@ -68,7 +71,11 @@ impl Summary {
             train_rows: engine.data.train.rows(),
             stopped: stopped.to_string(),
             proposer,
-            loss: engine.options.loss.name(),
+            loss: engine
+                .options
+                .loss_program
+                .clone()
+                .unwrap_or_else(|| engine.options.loss.name()),
             weighted: engine.fit_rows.weights.is_some(),
         }
     }
