@@ -113,6 +113,7 @@ def search(
     max_memory_mb: Optional[int] = None,
     settings: Optional[Mapping[str, Any]] = None,
     proposer: Optional[Any] = None,
+    select: str = "best",
 ) -> Dict[str, Any]:
     """:func:`ndvm.search` with each of its ``islands`` in a Ray actor of ``cpus_per_island``
     CPUs (its fitting threads), spread over the cluster's nodes.
@@ -124,7 +125,8 @@ def search(
     times. ``progress`` is called after each migration with ``{"evaluations", "seconds",
     "budget", "best_loss", "front", "migrations", "islands"}`` (``islands``: each island's
     ``node``, ``pid`` and ``restarts``). The built-in proposer only: a ``proposer`` runs in
-    one process, with :func:`ndvm.search`.
+    one process, with :func:`ndvm.search`. ``select`` chooses the model from the front as in
+    :func:`ndvm.search`.
     """
     if proposer is not None:
         raise ValueError(
@@ -170,8 +172,10 @@ def search(
             f"CPUs each need {islands * cpus_per_island} at once: fewer islands, fewer "
             "cpus_per_island, or a larger cluster (ray.init(num_cpus=...) sets a local one's)"
         )
+    if select not in ("best", "accuracy", "score"):
+        raise ValueError(f"select={select!r}: expected 'best', 'accuracy' or 'score'")
     return _Driver(ray, driver, table, assignments, seeds, cpus_per_island, max_failures).run(
-        budget, max_evals, progress
+        budget, max_evals, progress, select
     )
 
 
@@ -240,7 +244,8 @@ class _Driver:
         return out
 
     def run(self, budget: Optional[float], max_evals: Optional[int],
-            progress: Optional[Callable[[Dict[str, Any]], None]]) -> Dict[str, Any]:
+            progress: Optional[Callable[[Dict[str, Any]], None]],
+            select: str = "best") -> Dict[str, Any]:
         started = time.monotonic()
         deadline = None if budget is None else started + 0.95 * budget
 
@@ -282,7 +287,7 @@ class _Driver:
                 self.ray.kill(a)
         left = None if budget is None else max(started + budget - time.monotonic(), 0.0)
         out: Dict[str, Any] = self.islands.finish(
-            max_evals=max_evals, remaining=left, interrupted=interrupted
+            max_evals=max_evals, remaining=left, interrupted=interrupted, select=select
         )
         out["summary"]["threads"] = self.k * self.cpus
         out["interrupted"] = interrupted
