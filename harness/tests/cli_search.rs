@@ -673,6 +673,53 @@ fn weights_and_losses_are_fitted_and_bad_ones_are_clear_errors() {
         "{front:?}"
     );
 
+    // Poisson: the program is the log of the rate; the front reports the rate, exp of it, and
+    // scores it so on a test set.
+    let mut text = String::from("x,y\n");
+    for i in 0..40 {
+        let x = f64::from(i) * 0.08;
+        text.push_str(&format!("{x},{}\n", (0.5 + 0.8 * x).exp()));
+    }
+    let rates = tmp.file("rates.csv", &text);
+    let test_arg = format!("t={rates}");
+    let v = json(&[
+        "--data",
+        &rates,
+        "--target",
+        "y",
+        "--loss",
+        "poisson",
+        "--test",
+        &test_arg,
+        "--max-evals",
+        "600",
+        "--islands",
+        "1",
+        "--population",
+        "30",
+    ]);
+    assert_eq!(v["summary"]["loss"], "poisson");
+    let front = v["front"].as_array().unwrap();
+    assert!(front
+        .iter()
+        .all(|m| m["src"].as_str().unwrap().starts_with("(exp ")));
+    let exact = front
+        .iter()
+        .find(|m| m["train_loss"].as_f64().unwrap() < 1e-20)
+        .expect("the log-linear rate is found");
+    assert!(
+        exact["tests"]["t"]["nmse"].as_f64().unwrap() < 1e-12,
+        "{exact}"
+    );
+    let negative = tmp.file("negative.csv", "x,y\n1,2\n2,-1\n3,4\n");
+    let out = ndvm(&["--data", &negative, "--target", "y", "--loss", "poisson"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("-1 on training row 2"),
+        "{}",
+        stderr(&out)
+    );
+
     let bad_weight = tmp.file("bad.csv", "x,w,y\n1,1,2\n2,-1,4\n3,1,7\n");
     let zero = tmp.file("zero.csv", "x,w,y\n1,0,2\n2,0,4\n3,0,7\n");
     for (args, want) in [

@@ -71,6 +71,9 @@ pub enum RowKind {
     LogCosh,
     /// `d^2 / |y|` (`|y|` at least [`RELATIVE_FLOOR`]).
     Relative,
+    /// Poisson deviance with a log link: the value is the log of the rate `mu = e^f`, and a
+    /// row scores `2 (y ln(y / mu) - (y - mu))` (counts, `y >= 0`).
+    Poisson,
 }
 
 /// The smallest `|y|` the relative loss divides by.
@@ -81,8 +84,8 @@ impl RowKind {
     pub fn parse(text: &str) -> Result<RowKind, String> {
         let bad = |why: &str| {
             format!(
-                "--loss {text}: {why}; expected l2, l1, huber:DELTA (DELTA above 0), logcosh or \
-                 relative"
+                "--loss {text}: {why}; expected l2, l1, huber:DELTA (DELTA above 0), logcosh, \
+                 relative, poisson or a program (...)"
             )
         };
         match text.trim() {
@@ -90,6 +93,7 @@ impl RowKind {
             "l1" => Ok(RowKind::L1),
             "logcosh" => Ok(RowKind::LogCosh),
             "relative" => Ok(RowKind::Relative),
+            "poisson" => Ok(RowKind::Poisson),
             t => match t.strip_prefix("huber:").or(t.strip_prefix("huber")) {
                 Some(d) => match d.trim().parse::<f64>() {
                     Ok(d) if d.is_finite() && d > 0.0 => Ok(RowKind::Huber(d)),
@@ -108,6 +112,7 @@ impl RowKind {
             RowKind::Huber(d) => format!("huber:{d}"),
             RowKind::LogCosh => "logcosh".into(),
             RowKind::Relative => "relative".into(),
+            RowKind::Poisson => "poisson".into(),
         }
     }
 
@@ -140,6 +145,18 @@ impl RowKind {
             RowKind::Relative => {
                 let s = 1.0 / y.abs().max(RELATIVE_FLOOR);
                 (d * d * s, 2.0 * d * s)
+            }
+            RowKind::Poisson => {
+                // d = f - y; the value is f = d + y, the rate e^f.
+                let f = d + y;
+                let mu = f.exp();
+                // y ln(y / mu) is 0 at y = 0 (and left out below 0, which a search refuses).
+                let (log_term, dlog) = if y > 0.0 {
+                    (y * (y.ln() - f), -y)
+                } else {
+                    (0.0, 0.0)
+                };
+                (2.0 * (log_term - (y - mu)), 2.0 * (dlog + mu))
             }
         }
     }

@@ -747,6 +747,7 @@ mod tests {
             RowKind::Huber(1.0),
             RowKind::LogCosh,
             RowKind::Relative,
+            RowKind::Poisson,
         ] {
             let rows = Rows {
                 weights: Some(w.clone()),
@@ -825,5 +826,24 @@ mod tests {
         }
         let e = ProgramLoss::parse("(square (- f y))", &["loss_y".to_string()]).unwrap_err();
         assert!(e.contains("`loss_y`"), "{e}");
+    }
+
+    #[test]
+    fn poisson_fits_the_log_of_the_rate() {
+        // Rates e^(0.5 + 0.8 x): the deviance is 0 at the truth.
+        let x: Vec<f64> = (0..30).map(|i| f64::from(i) * 0.1).collect();
+        let y = x.iter().map(|x| (0.5 + 0.8 * x).exp()).collect();
+        let rows = Rows {
+            columns: vec![("x".into(), x)],
+            y,
+            weights: None,
+            kind: RowKind::Poisson,
+            program_loss: None,
+        };
+        let f = fit_line(&rows);
+        assert!(
+            (f[0] - 0.8).abs() < 1e-5 && (f[1] - 0.5).abs() < 1e-5,
+            "{f:?}"
+        );
     }
 }

@@ -249,6 +249,17 @@ impl Engine {
         islands: Vec<usize>,
     ) -> Result<Engine, String> {
         let grammar = grammar_of(&options, &data)?;
+        if options.loss == crate::calibrate::RowKind::Poisson && options.loss_program.is_none() {
+            if let Some(i) = data.train.y.iter().position(|&y| y < 0.0) {
+                return Err(format!(
+                    "--loss poisson: the target `{}` is {} on training row {} (from 1): counts \
+                     must be 0 or more",
+                    data.target,
+                    data.train.y[i],
+                    i + 1
+                ));
+            }
+        }
         let names = Names::new(&data.inputs);
         let fit_rows =
             sample_rows(&data, &options).with_program_loss(loss_program(&data, &options)?);

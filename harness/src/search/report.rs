@@ -129,11 +129,27 @@ pub fn tests_json(tests: &[TestScore]) -> Map<String, Value> {
         .collect()
 }
 
-/// The front as rows, scored on every test set.
+/// The front as rows, scored on every test set. With `--loss poisson` each program is the log
+/// of the rate: a row is the rate, `exp` of it, and so scored.
 pub fn rows(engine: &mut Engine, front: &[Member]) -> Vec<Row> {
+    let log_link = engine.options.loss == crate::calibrate::RowKind::Poisson
+        && engine.options.loss_program.is_none();
     front
         .iter()
         .map(|m| {
+            let mut infix = engine.infix(m);
+            let rate;
+            let m = if log_link {
+                infix = format!("exp({infix})");
+                rate = Member {
+                    src: format!("(exp {})", m.src),
+                    complexity: m.complexity + 1,
+                    ..m.clone()
+                };
+                &rate
+            } else {
+                m
+            };
             let tests = engine.test_scores(m);
             Row {
                 complexity: m.complexity,
@@ -141,7 +157,7 @@ pub fn rows(engine: &mut Engine, front: &[Member]) -> Vec<Row> {
                 tests: tests_json(&tests),
                 src: m.src.clone(),
                 params: params_json(&m.params, &m.values),
-                infix: engine.infix(m),
+                infix,
                 score: 0.0,
                 selected: false,
                 units_ok: m.genome.as_ref().and_then(|g| engine.grammar.units_ok(g)),
