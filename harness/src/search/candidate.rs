@@ -354,16 +354,25 @@ impl Rows {
     /// The calibration problem of `program` on these rows: only the columns it reads are bound
     /// (the first one when it reads none, so there is a lane per row).
     pub fn problem(&self, program: &Program, params: &[String]) -> Problem {
-        if let Some(l) = &self.program_loss {
-            return self.loss_problem(program, params, l);
+        match &self.program_loss {
+            Some(l) => self.loss_problem(program, params, l),
+            None => self.problem_with(program, params, self.loss()),
         }
+    }
+
+    /// The input columns `program` reads.
+    fn read_by(&self, program: &Program) -> Vec<(String, Vec<f64>)> {
         let reads: Vec<&str> = program.inputs().collect();
-        let mut data: Vec<(String, Vec<f64>)> = self
-            .columns
+        self.columns
             .iter()
             .filter(|(n, _)| reads.contains(&n.as_str()))
             .cloned()
-            .collect();
+            .collect()
+    }
+
+    /// The problem of `program` on these rows with `loss`.
+    fn problem_with(&self, program: &Program, params: &[String], loss: Loss) -> Problem {
+        let mut data = self.read_by(program);
         if data.is_empty() {
             data.push(self.columns[0].clone());
         }
@@ -372,20 +381,14 @@ impl Rows {
             fixed: Bindings::new(),
             data,
             params: params.to_vec(),
-            loss: self.loss(),
+            loss,
         }
     }
 
     /// The problem of a candidate within the loss program `l` ([`Rows::program`]): the loss
     /// is the mean of its value, its constants fitted after the candidate's parameters.
     fn loss_problem(&self, program: &Program, params: &[String], l: &ProgramLoss) -> Problem {
-        let reads: Vec<&str> = program.inputs().collect();
-        let mut data: Vec<(String, Vec<f64>)> = self
-            .columns
-            .iter()
-            .filter(|(n, _)| reads.contains(&n.as_str()))
-            .cloned()
-            .collect();
+        let mut data = self.read_by(program);
         data.push(("loss_y".into(), self.y.clone()));
         let mut fixed = Bindings::new();
         if let Some(w) = &self.weights {
@@ -531,18 +534,8 @@ pub fn test_scores(
     rows: &Rows,
     limits: Limits,
 ) -> Result<(f64, f64), String> {
-    let problem =
-        if rows.weights.is_none() && rows.kind == RowKind::L2 && rows.program_loss.is_none() {
-            rows.problem(program, params)
-        } else {
-            let plain = Rows {
-                weights: None,
-                kind: RowKind::L2,
-                program_loss: None,
-                ..rows.clone()
-            };
-            plain.problem(program, params)
-        };
+    // The plain mean squared error: every row once, whatever the weights and loss.
+    let problem = rows.problem_with(program, params, Loss::Mse(rows.y.clone()));
     let mse = score(session, &problem, values, limits)?;
     let nmse = mse / rows.variance();
     Ok((nmse, 1.0 - nmse))
